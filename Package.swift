@@ -1,0 +1,48 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// One system-library target per C library, each found through pkg-config
+/// and installable from Debian's -dev package.
+func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let package = Package(
+    name: "RoomAudio",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "scenectl", targets: ["scenectl"]),
+        .library(name: "Engine", targets: ["Engine"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        systemLibrary("COpenAL", pkgConfig: "openal", apt: ["libopenal-dev", "libopenal-data"]),
+        systemLibrary("CPulse", pkgConfig: "libpulse", apt: ["libpulse-dev"]),
+        systemLibrary("CSpeexDSP", pkgConfig: "speexdsp", apt: ["libspeexdsp-dev"]),
+        systemLibrary("CSndFile", pkgConfig: "sndfile", apt: ["libsndfile1-dev"]),
+
+        .target(name: "AudioCore"),
+        .target(name: "Spatial", dependencies: ["COpenAL", "AudioCore"]),
+        .target(name: "Devices", dependencies: ["CSndFile", "CSpeexDSP", "AudioCore"]),
+        .target(name: "Scene", dependencies: ["Spatial", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene"]),
+        .executableTarget(
+            name: "scenectl",
+            dependencies: [
+                "Engine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .target(name: "AudioMeasurements", dependencies: ["AudioCore"], path: "Tests/AudioMeasurements"),
+        .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "AudioMeasurements"]),
+        .testTarget(name: "SceneTests", dependencies: ["Scene", "Engine"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "AudioMeasurements"]),
+        .testTarget(name: "ScenectlTests", dependencies: ["AudioMeasurements", "Devices"]),
+    ]
+)

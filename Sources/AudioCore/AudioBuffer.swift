@@ -1,0 +1,66 @@
+/// Interleaved 32-bit float audio: `frameCount` frames of `channelCount` samples.
+public struct AudioBuffer: Sendable, Equatable {
+    public let channelCount: Int
+    public private(set) var samples: [Float]
+
+    public var frameCount: Int { samples.count / channelCount }
+
+    public init(channelCount: Int, frameCount: Int = 0) {
+        precondition(channelCount > 0, "an audio buffer needs at least one channel")
+        self.channelCount = channelCount
+        self.samples = [Float](repeating: 0, count: channelCount * frameCount)
+    }
+
+    public init(channelCount: Int, interleaved samples: [Float]) {
+        precondition(channelCount > 0 && samples.count % channelCount == 0,
+                     "interleaved samples must hold whole frames")
+        self.channelCount = channelCount
+        self.samples = samples
+    }
+
+    /// A mono buffer holding `samples`.
+    public init(mono samples: [Float]) {
+        self.init(channelCount: 1, interleaved: samples)
+    }
+
+    public subscript(frame: Int, channel: Int) -> Float {
+        get { samples[frame * channelCount + channel] }
+        set { samples[frame * channelCount + channel] = newValue }
+    }
+
+    /// One channel, de-interleaved.
+    public func channel(_ index: Int) -> [Float] {
+        precondition(index >= 0 && index < channelCount, "channel \(index) out of range")
+        return stride(from: index, to: samples.count, by: channelCount).map { samples[$0] }
+    }
+
+    /// All channels summed into one, each scaled by `1 / channelCount` so a
+    /// signal present equally in every channel keeps its level.
+    public func downmixedToMono() -> AudioBuffer {
+        if channelCount == 1 { return self }
+        let scale = 1 / Float(channelCount)
+        var mono = [Float](repeating: 0, count: frameCount)
+        for frame in 0..<frameCount {
+            var sum: Float = 0
+            for channel in 0..<channelCount { sum += samples[frame * channelCount + channel] }
+            mono[frame] = sum * scale
+        }
+        return AudioBuffer(mono: mono)
+    }
+
+    public mutating func append(_ other: AudioBuffer) {
+        precondition(other.channelCount == channelCount, "channel counts differ")
+        samples.append(contentsOf: other.samples)
+    }
+
+    public mutating func append(interleaved pointer: UnsafeBufferPointer<Float>) {
+        precondition(pointer.count % channelCount == 0, "interleaved samples must hold whole frames")
+        samples.append(contentsOf: pointer)
+    }
+
+    public mutating func withUnsafeMutableBufferPointer<R>(
+        _ body: (inout UnsafeMutableBufferPointer<Float>) throws -> R
+    ) rethrows -> R {
+        try samples.withUnsafeMutableBufferPointer(body)
+    }
+}

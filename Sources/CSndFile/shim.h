@@ -1,0 +1,6 @@
+#ifndef C_SNDFILE_SHIM_H
+#define C_SNDFILE_SHIM_H
+
+#include <sndfile.h>
+
+#endif

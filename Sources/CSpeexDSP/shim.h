@@ -1,0 +1,8 @@
+#ifndef C_SPEEXDSP_SHIM_H
+#define C_SPEEXDSP_SHIM_H
+
+#include <speex/speex_resampler.h>
+#include <speex/speex_echo.h>
+#include <speex/speex_preprocess.h>
+
+#endif

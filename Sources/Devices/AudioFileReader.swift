@@ -1,0 +1,61 @@
+import AudioCore
+import CSndFile
+
+/// Audio decoded from a file: samples as they are in the file, and their rate.
+public struct DecodedAudio: Sendable {
+    public var buffer: AudioBuffer
+    public var sampleRate: Int
+    public var seconds: Double { Double(buffer.frameCount) / Double(sampleRate) }
+}
+
+/// Reads whole audio files through libsndfile.
+public enum AudioFileReader {
+    /// Sample rates a file may declare; outside this it is corrupt or absurd.
+    public static let plausibleSampleRates = 1_000...768_000
+    public static let maximumChannels = 64
+    /// Longest file the engine loads into memory.
+    public static let maximumSeconds = 3_600.0
+
+    public static func read(path: String) throws -> DecodedAudio {
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
+            throw SndFileError.pending("sf_open", path: path, file: nil)
+        }
+        defer { sf_close(file) }
+
+        let channels = Int(info.channels)
+        let sampleRate = Int(info.samplerate)
+        guard (1...maximumChannels).contains(channels) else {
+            throw AudioFileProblem(path: path, reason: "has \(channels) channels; at most \(maximumChannels) are supported")
+        }
+        guard plausibleSampleRates.contains(sampleRate) else {
+            throw AudioFileProblem(path: path, reason: "declares a sample rate of \(sampleRate) Hz, outside \(plausibleSampleRates.lowerBound)-\(plausibleSampleRates.upperBound) Hz")
+        }
+        let maximumFrames = Int(maximumSeconds * Double(sampleRate))
+
+        // Read in chunks rather than trusting the declared length: a corrupt
+        // header may declare gigabytes that are not there.
+        var buffer = AudioBuffer(channelCount: channels)
+        let chunkFrames = 65_536
+        var chunk = [Float](repeating: 0, count: chunkFrames * channels)
+        while true {
+            let read = chunk.withUnsafeMutableBufferPointer {
+                Int(sf_readf_float(file, $0.baseAddress, sf_count_t(chunkFrames)))
+            }
+            if read <= 0 { break }
+            chunk.withUnsafeBufferPointer {
+                buffer.append(interleaved: UnsafeBufferPointer(rebasing: $0[0..<(read * channels)]))
+            }
+            if buffer.frameCount > maximumFrames {
+                throw AudioFileProblem(path: path, reason: "is longer than \(Int(maximumSeconds)) s")
+            }
+        }
+        if sf_error(file) != 0 {
+            throw SndFileError.pending("sf_readf_float", path: path, file: file)
+        }
+        guard buffer.frameCount > 0 else {
+            throw AudioFileProblem(path: path, reason: "holds no audio frames")
+        }
+        return DecodedAudio(buffer: buffer, sampleRate: sampleRate)
+    }
+}

@@ -1,0 +1,73 @@
+import AudioCore
+import CSndFile
+
+/// Container and sample encoding of a written file.
+public enum AudioFileFormat: String, Sendable, CaseIterable, CustomStringConvertible {
+    case wavFloat = "wav-float"
+    case wav16 = "wav-16"
+    case flac = "flac"
+
+    public var description: String { rawValue }
+
+    /// The format a path's extension implies: WAV as float, FLAC as 24-bit.
+    public init?(path: String) {
+        let lowered = path.lowercased()
+        if lowered.hasSuffix(".wav") { self = .wavFloat }
+        else if lowered.hasSuffix(".flac") { self = .flac }
+        else { return nil }
+    }
+
+    var sndFileFormat: Int32 {
+        switch self {
+        case .wavFloat: Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
+        case .wav16: Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16)
+        case .flac: Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_24)
+        }
+    }
+}
+
+/// Streams interleaved float blocks into an audio file.
+public final class AudioFileWriter {
+    public let path: String
+    public let channelCount: Int
+    private var file: OpaquePointer?
+
+    public init(path: String, format: AudioFileFormat, channelCount: Int, sampleRate: Int) throws {
+        var info = SF_INFO()
+        info.channels = Int32(channelCount)
+        info.samplerate = Int32(sampleRate)
+        info.format = format.sndFileFormat
+        guard sf_format_check(&info) == SF_TRUE else {
+            throw SndFileError(call: "sf_format_check", path: path,
+                               reason: "\(format) with \(channelCount) channels at \(sampleRate) Hz is not a valid format")
+        }
+        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
+            throw SndFileError.pending("sf_open", path: path, file: nil)
+        }
+        // Integer encodings clip at full scale instead of wrapping.
+        sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        self.file = file
+        self.path = path
+        self.channelCount = channelCount
+    }
+
+    deinit { if let file { sf_close(file) } }
+
+    public func write(interleaved block: UnsafeBufferPointer<Float>) throws {
+        guard let file else { throw SndFileError(call: "sf_writef_float", path: path, reason: "file already closed") }
+        let frames = block.count / channelCount
+        let written = sf_writef_float(file, block.baseAddress, sf_count_t(frames))
+        if written != frames { throw SndFileError.pending("sf_writef_float", path: path, file: file) }
+    }
+
+    public func write(_ buffer: AudioBuffer) throws {
+        try buffer.samples.withUnsafeBufferPointer { try write(interleaved: $0) }
+    }
+
+    /// Flushes and closes; the writer accepts nothing afterwards.
+    public func close() throws {
+        guard let file else { return }
+        self.file = nil
+        if sf_close(file) != 0 { throw SndFileError.pending("sf_close", path: path, file: nil) }
+    }
+}

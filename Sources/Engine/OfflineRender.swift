@@ -1,0 +1,138 @@
+import AudioCore
+import Devices
+import Foundation
+import Scene
+import Spatial
+
+/// What a render did, for people (`description`) and programs (JSON).
+public struct RenderSummary: Codable, Sendable {
+    public struct Source: Codable, Sendable {
+        public var id: String
+        public var mode: String
+        public var file: String
+        public var channels: Int
+        public var sampleRate: Int
+        public var resampledTo: Int?
+        public var seconds: Double
+        public var gainDecibels: Double
+        public var loop: Bool
+        public var start: Double
+        public var moving: Bool
+    }
+
+    public struct Channel: Codable, Sendable {
+        public var name: String
+        public var peakDBFS: Double
+        public var rmsDBFS: Double
+    }
+
+    public var scene: String
+    public var name: String
+    public var route: String
+    /// Why the route is what it is.
+    public var routeReason: String
+    public var algorithm: String
+    public var hrtf: String?
+    public var sampleRate: Int
+    public var seconds: Double
+    public var output: String?
+    public var format: String?
+    public var sources: [Source]
+    public var channels: [Channel]
+    /// Wall-clock time the render took, and audio seconds per wall second.
+    public var renderSeconds: Double
+    public var realTimeFactor: Double
+}
+
+/// Renders a room from its start into an optional file, metering every block.
+public enum OfflineRender {
+    public static let channelNames = ["left", "right"]
+
+    /// - Parameter progress: called with the fraction done after each block.
+    public static func run(room: Room, route requested: OutputRoute?, seconds: Double,
+                           writer: AudioFileWriter?, format: AudioFileFormat?,
+                           progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
+        let renderer = try RoomRenderer(room: room, route: requested)
+        let totalFrames = Int((seconds * Double(Room.sampleRate)).rounded())
+        var meter = LevelMeter(channelCount: renderer.channelCount)
+        var block = [Float](repeating: 0, count: RoomRenderer.blockFrames * renderer.channelCount)
+        let clock = ContinuousClock()
+        let started = clock.now
+        var done = 0
+        while done < totalFrames {
+            let frames = min(RoomRenderer.blockFrames, totalFrames - done)
+            try block.withUnsafeMutableBufferPointer { block in
+                try renderer.render(into: block, frameCount: frames)
+                let rendered = UnsafeBufferPointer(rebasing: block[0..<(frames * renderer.channelCount)])
+                meter.measure(interleaved: rendered)
+                try writer?.write(interleaved: rendered)
+            }
+            done += frames
+            progress(Double(done) / Double(totalFrames))
+        }
+        try writer?.close()
+        let elapsed = clock.now - started
+        let wallSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+
+        return RenderSummary(
+            scene: room.scene.file, name: room.scene.name,
+            route: renderer.route.rawValue,
+            routeReason: routeReason(requested: requested, scene: room.scene.route, resolved: renderer.route),
+            algorithm: renderer.algorithm.rawValue, hrtf: renderer.hrtfName,
+            sampleRate: Room.sampleRate, seconds: Double(totalFrames) / Double(Room.sampleRate),
+            output: writer?.path, format: format?.rawValue,
+            sources: room.sources.map(summary),
+            channels: (0..<renderer.channelCount).map {
+                RenderSummary.Channel(name: channelNames[$0], peakDBFS: meter.peakDecibels(channel: $0), rmsDBFS: meter.rmsDecibels(channel: $0))
+            },
+            renderSeconds: wallSeconds,
+            realTimeFactor: wallSeconds > 0 ? Double(totalFrames) / Double(Room.sampleRate) / wallSeconds : .infinity)
+    }
+
+    private static func routeReason(requested: OutputRoute?, scene: OutputRoute, resolved: OutputRoute) -> String {
+        if let requested, requested != .auto { return "--route \(requested)" }
+        if requested == nil && scene != .auto { return "scene output.route" }
+        return "auto: nothing is known about a file's listener, so headphones"
+    }
+
+    private static func summary(_ source: RoomSource) -> RenderSummary.Source {
+        let description = source.description
+        var moving = false
+        if case .moving = description.placement { moving = true }
+        return .init(id: description.id, mode: description.mode.rawValue, file: description.audioPath,
+                     channels: source.fileChannels, sampleRate: source.fileSampleRate,
+                     resampledTo: source.wasResampled ? Room.sampleRate : nil,
+                     seconds: Double(source.audio.frameCount) / Double(Room.sampleRate),
+                     gainDecibels: description.gainDecibels, loop: description.loop, start: description.start,
+                     moving: moving)
+    }
+}
+
+extension RenderSummary: CustomStringConvertible {
+    public var description: String {
+        var lines = ["\(name) (\(scene))"]
+        var algorithmText = algorithm
+        if let hrtf { algorithmText += " with \(hrtf)" }
+        lines.append("route: \(route) (\(routeReason)); algorithm: \(algorithmText); \(sampleRate) Hz")
+        lines.append("sources:")
+        if sources.isEmpty { lines.append("  (none)") }
+        let idWidth = sources.map(\.id.count).max() ?? 0
+        for source in sources {
+            var text = "  \(source.id.padding(toLength: idWidth, withPad: " ", startingAt: 0))  \(source.mode.padding(toLength: 5, withPad: " ", startingAt: 0))"
+            text += " \((source.file as NSString).lastPathComponent), \(source.channels) ch, \(source.sampleRate) Hz"
+            if let target = source.resampledTo { text += " (resampled to \(target) Hz)" }
+            text += String(format: ", %.2f s, gain %+.1f dB, start %.2f s", source.seconds, source.gainDecibels, source.start)
+            if source.loop { text += ", looping" }
+            if source.moving { text += ", moving" }
+            lines.append(text)
+        }
+        var rendered = String(format: "rendered %.2f s in %.2f s (%.0fx real time)", seconds, renderSeconds, realTimeFactor)
+        if let output { rendered += " -> \(output)" + (format.map { " (\($0))" } ?? "") }
+        lines.append(rendered)
+        for channel in channels {
+            lines.append(String(format: "  %@  peak %7.1f dBFS  RMS %7.1f dBFS",
+                                channel.name.padding(toLength: 5, withPad: " ", startingAt: 0), channel.peakDBFS, channel.rmsDBFS))
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,117 @@
+import Spatial
+
+/// A room as a scene file describes it, validated: every value is in range
+/// and every file it names exists.
+public struct SceneDescription: Sendable {
+    /// The scene file this came from.
+    public var file: String
+    public var name: String
+    /// How long the room renders when nobody says otherwise, in seconds.
+    public var duration: Double?
+    public var route: OutputRoute
+    public var listenerPosition: Position
+    public var listenerOrientation: Orientation
+    public var distance: DistanceModel
+    public var sources: [SourceDescription]
+
+    public init(file: String, name: String, duration: Double? = nil, route: OutputRoute = .auto,
+                listenerPosition: Position = .zero, listenerOrientation: Orientation = .identity,
+                distance: DistanceModel = DistanceModel(), sources: [SourceDescription] = []) {
+        self.file = file
+        self.name = name
+        self.duration = duration
+        self.route = route
+        self.listenerPosition = listenerPosition
+        self.listenerOrientation = listenerOrientation
+        self.distance = distance
+        self.sources = sources
+    }
+}
+
+public enum SourceMode: String, Sendable, CaseIterable {
+    /// All of the file's channels summed into one sound at a position.
+    case point
+    /// A first-order ambisonic field anchored to the world.
+    case bed
+}
+
+public struct SourceDescription: Sendable {
+    public var id: String
+    /// Path of the audio file, resolved against the scene file's folder.
+    public var audioPath: String
+    /// Where the `file` field stands, for problems found in the audio itself.
+    public var audioField: FieldLocation
+    public var mode: SourceMode
+    /// Where a point source is; beds have no position.
+    public var placement: Placement
+    /// How a bed is turned in the world.
+    public var orientation: Orientation
+    public var gainDecibels: Double
+    public var loop: Bool
+    /// Seconds into the room's timeline when the source starts.
+    public var start: Double
+
+    public init(id: String, audioPath: String, audioField: FieldLocation, mode: SourceMode,
+                placement: Placement = .fixed(.zero), orientation: Orientation = .identity,
+                gainDecibels: Double = 0, loop: Bool = false, start: Double = 0) {
+        self.id = id
+        self.audioPath = audioPath
+        self.audioField = audioField
+        self.mode = mode
+        self.placement = placement
+        self.orientation = orientation
+        self.gainDecibels = gainDecibels
+        self.loop = loop
+        self.start = start
+    }
+}
+
+public enum Placement: Sendable, Equatable {
+    case fixed(Position)
+    case moving(MotionPath)
+
+    public func position(at time: Double) -> Position {
+        switch self {
+        case .fixed(let position): position
+        case .moving(let path): path.position(at: time)
+        }
+    }
+}
+
+/// Positions at times on the room's timeline, interpolated linearly between.
+public struct MotionPath: Sendable, Equatable {
+    public struct Keyframe: Sendable, Equatable {
+        public var time: Double
+        public var position: Position
+
+        public init(time: Double, position: Position) {
+            self.time = time
+            self.position = position
+        }
+    }
+
+    /// At least two, in increasing time.
+    public var keyframes: [Keyframe]
+    /// Whether the path starts over after its last keyframe.
+    public var repeats: Bool
+
+    public init(keyframes: [Keyframe], repeats: Bool) {
+        precondition(keyframes.count >= 2, "a motion path needs two keyframes")
+        self.keyframes = keyframes
+        self.repeats = repeats
+    }
+
+    public func position(at time: Double) -> Position {
+        let first = keyframes[0], last = keyframes[keyframes.count - 1]
+        var t = time
+        if repeats && t > last.time && last.time > first.time {
+            t = first.time + (t - first.time).truncatingRemainder(dividingBy: last.time - first.time)
+        }
+        if t <= first.time { return first.position }
+        if t >= last.time { return last.position }
+        let next = keyframes.firstIndex { $0.time > t }!
+        let a = keyframes[next - 1], b = keyframes[next]
+        let fraction = (t - a.time) / (b.time - a.time)
+        return a.position + (b.position - a.position) * fraction
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Spatial
+import Yams
+
+/// Reads scene files (YAML; JSON is YAML too) into validated descriptions.
+///
+/// Validation does not stop at the first problem: it reports every one it
+/// finds, each with file, line, field, value and reason, and a scene with
+/// any problem yields no description at all.
+public enum SceneLoader {
+    public static let formatVersion = 1
+    /// Scene files are short; anything larger is a mistake, not a room.
+    public static let maximumFileBytes = 1 << 20
+    /// Flow collections nested deeper than this are refused before parsing.
+    public static let maximumNesting = 32
+
+    public static func load(path: String) throws -> SceneDescription {
+        let url = URL(fileURLWithPath: path)
+        func refuse(_ reason: String) -> SceneValidationError {
+            SceneValidationError(issues: [SceneIssue(file: path, line: nil, field: "", reason: reason)])
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw refuse("scene file not found")
+        }
+        guard !isDirectory.boolValue else { throw refuse("is a folder, not a scene file") }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw refuse("scene file is not readable") }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: maximumFileBytes + 1)) ?? Data()
+        guard data.count <= maximumFileBytes else {
+            throw refuse("scene file is larger than \(maximumFileBytes / 1024) KiB; scenes name their audio files rather than holding audio")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw refuse("scene file is not valid UTF-8 text") }
+        return try parse(yaml: text, file: path, baseDirectory: url.deletingLastPathComponent().path)
+    }
+
+    /// Parses scene text; relative audio paths resolve against `baseDirectory`.
+    public static func parse(yaml: String, file: String, baseDirectory: String) throws -> SceneDescription {
+        if let line = lineExceedingNesting(yaml) {
+            throw SceneValidationError(issues: [SceneIssue(file: file, line: line, field: "",
+                reason: "nested deeper than \(maximumNesting) levels")])
+        }
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch {
+            throw SceneValidationError(issues: [yamlIssue(error, file: file)])
+        }
+        let reader = SceneReader(file: file, baseDirectory: baseDirectory)
+        guard let root else {
+            throw SceneValidationError(issues: [SceneIssue(file: file, line: nil, field: "", reason: "the scene is empty")])
+        }
+        let scene = reader.scene(root)
+        guard reader.issues.isEmpty, let scene else { throw SceneValidationError(issues: reader.issues) }
+        return scene
+    }
+
+    private static func yamlIssue(_ error: Error, file: String) -> SceneIssue {
+        switch error as? YamlError {
+        case let .scanner(_, problem, mark, _), let .parser(_, problem, mark, _), let .composer(_, problem, mark, _):
+            return SceneIssue(file: file, line: mark.line, field: "", reason: "not valid YAML: \(problem)")
+        case let .duplicatedKeysInMapping(duplicates, context):
+            return SceneIssue(file: file, line: context.mark.line, field: "", value: duplicates.joined(separator: ", "),
+                              reason: "key appears more than once in the same mapping")
+        case let .reader(problem, _, _, _):
+            return SceneIssue(file: file, line: nil, field: "", reason: "not readable as YAML: \(problem)")
+        default:
+            return SceneIssue(file: file, line: nil, field: "", reason: "not valid YAML: \(error)")
+        }
+    }
+
+    /// The line where `[` and `{` nesting first passes the limit, if it does.
+    private static func lineExceedingNesting(_ text: String) -> Int? {
+        var depth = 0, line = 1
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\n"): line += 1
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > maximumNesting { return line }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth = max(0, depth - 1)
+            default: break
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,359 @@
+import Foundation
+import Spatial
+import Yams
+
+/// Walks a composed YAML tree, building the scene and collecting issues.
+final class SceneReader {
+    let file: String
+    let baseDirectory: String
+    private(set) var issues: [SceneIssue] = []
+
+    static let maximumCoordinate = 10_000.0
+    static let maximumSeconds = 3_600.0
+    static let idCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+    init(file: String, baseDirectory: String) {
+        self.file = file
+        self.baseDirectory = baseDirectory
+    }
+
+    // MARK: The scene
+
+    func scene(_ root: Node) -> SceneDescription? {
+        guard let keys = mapping(root, "", allowed: ["version", "name", "duration", "output", "listener", "distance", "sources"]) else {
+            return nil
+        }
+        if let node = keys["version"], let version = number(node, "version", in: 1...1_000, unit: "") {
+            if version != Double(SceneLoader.formatVersion) {
+                report(node, "version", value: scalarText(node),
+                       "this engine reads scene format version \(SceneLoader.formatVersion)")
+            }
+        }
+        var scene = SceneDescription(file: file, name: (file as NSString).lastPathComponent)
+        if let node = keys["name"], let name = string(node, "name") { scene.name = name }
+        if let node = keys["duration"] {
+            scene.duration = positiveSeconds(node, "duration")
+        }
+        if let node = keys["output"], let output = mapping(node, "output", allowed: ["route"]),
+           let routeNode = output["route"], let route: OutputRoute = choice(routeNode, "output.route") {
+            scene.route = route
+        }
+        if let node = keys["listener"], let listener = mapping(node, "listener", allowed: ["position", "yaw", "pitch", "roll"]) {
+            if let node = listener["position"], let position = position(node, "listener.position") {
+                scene.listenerPosition = position
+            }
+            scene.listenerOrientation = orientation(listener, "listener")
+        }
+        if let node = keys["distance"] {
+            scene.distance = distance(node) ?? scene.distance
+        }
+        if let node = keys["sources"] {
+            scene.sources = sources(node)
+        }
+        return scene
+    }
+
+    private func distance(_ node: Node) -> DistanceModel? {
+        guard let keys = mapping(node, "distance", allowed: ["model", "reference", "maximum", "rolloff"]) else { return nil }
+        var model = DistanceModel()
+        if let node = keys["model"], let law: DistanceModel.Law = choice(node, "distance.model") { model.law = law }
+        if let node = keys["reference"], let value = positiveDistance(node, "distance.reference") { model.reference = value }
+        if let node = keys["rolloff"], let value = number(node, "distance.rolloff", in: 0...100, unit: "") { model.rolloff = value }
+        if let node = keys["maximum"], let value = positiveDistance(node, "distance.maximum") {
+            if value < model.reference {
+                report(node, "distance.maximum", value: scalarText(node),
+                       "must be at least the reference distance (\(format(model.reference)) m)")
+            } else {
+                model.maximum = value
+            }
+        } else if model.maximum < model.reference {
+            model.maximum = model.reference
+        }
+        return model
+    }
+
+    // MARK: Sources
+
+    private func sources(_ node: Node) -> [SourceDescription] {
+        guard case let .sequence(list) = node else {
+            report(node, "sources", "expected a list of sources")
+            return []
+        }
+        var result: [SourceDescription] = []
+        var firstUse: [String: (field: String, line: Int?)] = [:]
+        for (index, item) in list.enumerated() {
+            let field = "sources[\(index)]"
+            guard let source = source(item, field) else { continue }
+            if let earlier = firstUse[source.id] {
+                let line = earlier.line.map { " (line \($0))" } ?? ""
+                report(SceneIssue(file: file, line: item.mark?.line, field: "\(field).id", value: source.id,
+                                  reason: "id already used by \(earlier.field)\(line)"))
+            } else {
+                firstUse[source.id] = (field, item.mark?.line)
+            }
+            result.append(source)
+        }
+        return result
+    }
+
+    private func source(_ node: Node, _ field: String) -> SourceDescription? {
+        let allowed = ["id", "file", "mode", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start"]
+        guard let keys = mapping(node, field, allowed: allowed) else { return nil }
+        let problemsBefore = issues.count
+
+        let id = required(keys, "id", in: field, node).flatMap { sourceID($0, "\(field).id") }
+        let audio = required(keys, "file", in: field, node).flatMap { audioFile($0, "\(field).file") }
+        var mode = SourceMode.point
+        if let node = keys["mode"], let value: SourceMode = choice(node, "\(field).mode") { mode = value }
+
+        var placement = Placement.fixed(.zero)
+        switch mode {
+        case .point:
+            for key in ["yaw", "pitch", "roll"] {
+                if let node = keys[key] {
+                    report(node, "\(field).\(key)", value: scalarText(node),
+                           "turns beds only; a point source radiates the same way in every direction")
+                }
+            }
+            switch (keys["position"], keys["motion"]) {
+            case (let node?, nil):
+                if let position = position(node, "\(field).position") { placement = .fixed(position) }
+            case (nil, let node?):
+                if let path = motion(node, "\(field).motion") { placement = .moving(path) }
+            case (_?, let motion?):
+                report(motion, "\(field).motion", "give either position or motion, not both")
+            case (nil, nil):
+                report(SceneIssue(file: file, line: node.mark?.line, field: field,
+                                  reason: "a point source needs a position or a motion"))
+            }
+        case .bed:
+            for key in ["position", "motion"] {
+                if let node = keys[key] {
+                    report(node, "\(field).\(key)",
+                           "a bed has no position: it surrounds the listener and turns with yaw, pitch and roll")
+                }
+            }
+        }
+        let turned = orientation(keys, field)
+        let gain = keys["gain"].flatMap { number($0, "\(field).gain", in: -120...24, unit: "dB") } ?? 0
+        let loop = keys["loop"].flatMap { bool($0, "\(field).loop") } ?? false
+        let start = keys["start"].flatMap { number($0, "\(field).start", in: 0...Self.maximumSeconds, unit: "s") } ?? 0
+
+        guard issues.count == problemsBefore, let id, let audio else { return nil }
+        return SourceDescription(id: id, audioPath: audio.path, audioField: audio.location, mode: mode,
+                                 placement: placement, orientation: turned, gainDecibels: gain, loop: loop, start: start)
+    }
+
+    private func sourceID(_ node: Node, _ field: String) -> String? {
+        guard let id = string(node, field) else { return nil }
+        guard !id.isEmpty, id.count <= 64, id.allSatisfy(Self.idCharacters.contains) else {
+            report(node, field, value: id, "ids are 1-64 characters of a-z, 0-9, _ and -")
+            return nil
+        }
+        return id
+    }
+
+    private func audioFile(_ node: Node, _ field: String) -> (path: String, location: FieldLocation)? {
+        guard let name = string(node, field) else { return nil }
+        let path = name.hasPrefix("/") ? name : (baseDirectory as NSString).appendingPathComponent(name)
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            report(node, field, value: name, "audio file not found (looked for \(path))")
+            return nil
+        }
+        if isDirectory.boolValue {
+            report(node, field, value: name, "is a folder, not an audio file")
+            return nil
+        }
+        if !FileManager.default.isReadableFile(atPath: path) {
+            report(node, field, value: name, "audio file is not readable (check its permissions)")
+            return nil
+        }
+        return (path, FieldLocation(file: file, line: node.mark?.line, field: field))
+    }
+
+    private func motion(_ node: Node, _ field: String) -> MotionPath? {
+        guard let keys = mapping(node, field, allowed: ["keyframes", "repeat"]) else { return nil }
+        let repeats = keys["repeat"].flatMap { bool($0, "\(field).repeat") } ?? false
+        guard let listNode = required(keys, "keyframes", in: field, node) else { return nil }
+        guard case let .sequence(list) = listNode, list.count >= 2 else {
+            report(listNode, "\(field).keyframes", "expected a list of at least two keyframes { time, position }")
+            return nil
+        }
+        var keyframes: [MotionPath.Keyframe] = []
+        for (index, item) in list.enumerated() {
+            let itemField = "\(field).keyframes[\(index)]"
+            guard let frame = mapping(item, itemField, allowed: ["time", "position"]),
+                  let timeNode = required(frame, "time", in: itemField, item),
+                  let positionNode = required(frame, "position", in: itemField, item),
+                  let time = number(timeNode, "\(itemField).time", in: 0...Self.maximumSeconds, unit: "s"),
+                  let position = position(positionNode, "\(itemField).position") else { continue }
+            if let previous = keyframes.last, time <= previous.time {
+                report(timeNode, "\(itemField).time", value: scalarText(timeNode),
+                       "keyframe times must increase (the previous one is \(format(previous.time)) s)")
+                continue
+            }
+            keyframes.append(.init(time: time, position: position))
+        }
+        return keyframes.count == list.count ? MotionPath(keyframes: keyframes, repeats: repeats) : nil
+    }
+
+    private func orientation(_ keys: [String: Node], _ field: String) -> Orientation {
+        var result = Orientation.identity
+        if let node = keys["yaw"], let value = number(node, "\(field).yaw", in: -360...360, unit: "degrees") { result.yaw = value }
+        if let node = keys["pitch"], let value = number(node, "\(field).pitch", in: -90...90, unit: "degrees") { result.pitch = value }
+        if let node = keys["roll"], let value = number(node, "\(field).roll", in: -180...180, unit: "degrees") { result.roll = value }
+        return result
+    }
+
+    // MARK: Typed values
+
+    private func mapping(_ node: Node, _ field: String, allowed: [String]) -> [String: Node]? {
+        guard case let .mapping(pairs) = node else {
+            report(node, field, value: scalarText(node), field.isEmpty ? "expected a mapping of scene keys" : "expected a mapping")
+            return nil
+        }
+        var result: [String: Node] = [:]
+        for (keyNode, value) in pairs {
+            guard let key = keyNode.scalar?.string else {
+                report(keyNode, field, "keys must be plain words")
+                continue
+            }
+            let path = field.isEmpty ? key : "\(field).\(key)"
+            if allowed.contains(key) {
+                result[key] = value
+            } else {
+                let hint = Self.closest(to: key, among: allowed).map { "; did you mean \"\($0)\"?" }
+                    ?? "; known keys: \(allowed.joined(separator: ", "))"
+                report(keyNode, path, "unknown key\(hint)")
+            }
+        }
+        return result
+    }
+
+    private func required(_ keys: [String: Node], _ key: String, in field: String, _ parent: Node) -> Node? {
+        if let node = keys[key] { return node }
+        report(SceneIssue(file: file, line: parent.mark?.line, field: field.isEmpty ? key : "\(field).\(key)",
+                          reason: "missing required key \"\(key)\""))
+        return nil
+    }
+
+    private func number(_ node: Node, _ field: String, in range: ClosedRange<Double>, unit: String) -> Double? {
+        guard let scalar = node.scalar, let value = Double.construct(from: scalar) else {
+            report(node, field, value: scalarText(node), "expected a number\(unit.isEmpty ? "" : " (\(unit))")")
+            return nil
+        }
+        guard value.isFinite else {
+            report(node, field, value: scalarText(node), "must be a finite number")
+            return nil
+        }
+        guard range.contains(value) else {
+            let units = unit.isEmpty ? "" : " \(unit)"
+            report(node, field, value: scalarText(node),
+                   "must be between \(format(range.lowerBound)) and \(format(range.upperBound))\(units)")
+            return nil
+        }
+        return value
+    }
+
+    private func positiveDistance(_ node: Node, _ field: String) -> Double? {
+        guard let value = number(node, field, in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude, unit: "m") else { return nil }
+        guard value > 0 else {
+            report(node, field, value: scalarText(node), "a distance must be greater than 0 m")
+            return nil
+        }
+        guard value <= Self.maximumCoordinate * 10 else {
+            report(node, field, value: scalarText(node), "must be at most \(format(Self.maximumCoordinate * 10)) m")
+            return nil
+        }
+        return value
+    }
+
+    private func positiveSeconds(_ node: Node, _ field: String) -> Double? {
+        guard let value = number(node, field, in: 0...Self.maximumSeconds, unit: "s") else { return nil }
+        guard value > 0 else {
+            report(node, field, value: scalarText(node), "must be longer than 0 s")
+            return nil
+        }
+        return value
+    }
+
+    private func position(_ node: Node, _ field: String) -> Position? {
+        guard case let .sequence(items) = node, items.count == 3 else {
+            report(node, field, value: scalarText(node), "expected [x, y, z] in metres")
+            return nil
+        }
+        let limit = Self.maximumCoordinate
+        let axes = ["x", "y", "z"].enumerated().map { number(items[$0.offset], "\(field).\($0.element)", in: -limit...limit, unit: "m") }
+        guard let x = axes[0], let y = axes[1], let z = axes[2] else { return nil }
+        return Position(x, y, z)
+    }
+
+    private func string(_ node: Node, _ field: String) -> String? {
+        guard let scalar = node.scalar else {
+            report(node, field, "expected text")
+            return nil
+        }
+        return scalar.string
+    }
+
+    private func bool(_ node: Node, _ field: String) -> Bool? {
+        guard let scalar = node.scalar, let value = Bool.construct(from: scalar) else {
+            report(node, field, value: scalarText(node), "expected true or false")
+            return nil
+        }
+        return value
+    }
+
+    private func choice<Choice: RawRepresentable & CaseIterable>(_ node: Node, _ field: String) -> Choice?
+    where Choice.RawValue == String {
+        let names = Choice.allCases.map(\.rawValue)
+        guard let text = node.scalar?.string, let value = Choice(rawValue: text) else {
+            report(node, field, value: scalarText(node), "expected one of \(names.joined(separator: ", "))")
+            return nil
+        }
+        return value
+    }
+
+    // MARK: Reporting
+
+    private func report(_ node: Node, _ field: String, value: String? = nil, _ reason: String) {
+        report(SceneIssue(file: file, line: node.mark?.line, field: field, value: value, reason: reason))
+    }
+
+    private func report(_ issue: SceneIssue) { issues.append(issue) }
+
+    /// The text of a scalar, or a word for what the node is instead.
+    private func scalarText(_ node: Node) -> String? {
+        switch node {
+        case .scalar(let scalar): scalar.string
+        case .sequence: "a list"
+        case .mapping: "a mapping"
+        case .alias: "an alias"
+        }
+    }
+
+    private func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+
+    /// The allowed key a typo most likely meant, within two edits.
+    static func closest(to key: String, among allowed: [String]) -> String? {
+        allowed.map { ($0, editDistance(key.lowercased(), $0.lowercased())) }
+            .filter { $0.1 <= 2 }
+            .min { $0.1 < $1.1 }?.0
+    }
+
+    private static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var previous = Array(0...b.count)
+        for (i, ca) in a.enumerated() {
+            var current = [i + 1]
+            for (j, cb) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (ca == cb ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

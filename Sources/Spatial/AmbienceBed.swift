@@ -1,0 +1,41 @@
+import AudioCore
+import COpenAL
+
+/// A first-order ambisonic sound field anchored to the world: it turns as
+/// the listener turns, and never moves with the listener.
+///
+/// OpenAL Soft 1.19 rotates a B-Format source's field only while the source
+/// sits at distance 0 from the listener; any farther and it pans the W
+/// channel alone as a mono point. So the bed is a head-relative source at
+/// the origin, and the engine hands OpenAL the field's orientation in the
+/// listener's frame: the listener's rotation undone, then the bed's own.
+public final class AmbienceBed {
+    private let voice: SourceVoice
+    private unowned let mixer: SpatialMixer
+    public private(set) var orientation: Orientation
+
+    init(mixer: SpatialMixer, buffer: SoundBuffer, orientation: Orientation) throws {
+        voice = try SourceVoice(buffer: buffer)
+        self.mixer = mixer
+        self.orientation = orientation
+        try voice.set(AL_SOURCE_RELATIVE, AL_TRUE, "alSourcei(AL_SOURCE_RELATIVE)")
+        try voice.set(AL_POSITION, SIMD3(0, 0, 0), "alSource3f(AL_POSITION)")
+        try updateOrientation()
+    }
+
+    public func setOrientation(_ orientation: Orientation) throws {
+        self.orientation = orientation
+        try updateOrientation()
+    }
+
+    func updateOrientation() throws {
+        let inListenerFrame = mixer.listenerRotation.transposed * orientation.rotation
+        try voice.set(AL_ORIENTATION, inListenerFrame.atAndUp, "alSourcefv(AL_ORIENTATION)")
+    }
+
+    public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
+    public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
+    public func play() throws { try voice.play() }
+    public func stop() throws { try voice.stop() }
+    public var isPlaying: Bool { voice.isPlaying }
+}

@@ -1,0 +1,39 @@
+import COpenAL
+
+/// How a point source's level falls with distance, as OpenAL defines it.
+///
+/// Every model clamps the distance to `[reference, maximum]`, so a source
+/// inside the reference distance never grows louder than at the reference.
+public struct DistanceModel: Sendable, Equatable {
+    public enum Law: String, Sendable, CaseIterable {
+        /// `reference / (reference + rolloff * (d - reference))`
+        case inverse
+        /// `1 - rolloff * (d - reference) / (maximum - reference)`
+        case linear
+        /// `(d / reference) ^ -rolloff`
+        case exponential
+        /// No attenuation.
+        case none
+    }
+
+    public var law: Law
+    public var reference: Double
+    public var maximum: Double
+    public var rolloff: Double
+
+    public init(law: Law = .inverse, reference: Double = 1, maximum: Double = 50, rolloff: Double = 1) {
+        self.law = law
+        self.reference = reference
+        self.maximum = maximum
+        self.rolloff = rolloff
+    }
+
+    var alModel: ALenum {
+        switch law {
+        case .inverse: AL_INVERSE_DISTANCE_CLAMPED
+        case .linear: AL_LINEAR_DISTANCE_CLAMPED
+        case .exponential: AL_EXPONENT_DISTANCE_CLAMPED
+        case .none: AL_NONE
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import COpenAL
+
+/// An OpenAL Soft loopback device and its one context: OpenAL mixes only
+/// when the engine asks it to, on the engine's clock.
+///
+/// Contexts are made current per thread (ALC_EXT_thread_local_context) and
+/// only for the duration of a call, so several devices can live on several
+/// threads without fighting over OpenAL's process-wide current context.
+final class LoopbackDevice {
+    let sampleRate: Int
+    let channelCount: Int
+    /// Name of the HRTF data set in use, or nil when HRTF is off.
+    let hrtfName: String?
+    private let device: OpaquePointer
+    private let context: OpaquePointer
+
+    init(sampleRate: Int, hrtf: Bool) throws {
+        guard let device = alcLoopbackOpenDeviceSOFT(nil) else {
+            throw OpenALError(call: "alcLoopbackOpenDeviceSOFT", code: alcGetError(nil))
+        }
+        guard alcIsRenderFormatSupportedSOFT(device, ALCsizei(sampleRate), ALC_STEREO_SOFT, ALC_FLOAT_SOFT) == ALC_TRUE else {
+            alcCloseDevice(device)
+            throw OpenALError(call: "alcIsRenderFormatSupportedSOFT", code: ALC_INVALID_VALUE,
+                              detail: "stereo float at \(sampleRate) Hz is not supported")
+        }
+        var attributes: [ALCint] = [
+            ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT,
+            ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT,
+            ALC_FREQUENCY, ALCint(sampleRate),
+            ALC_HRTF_SOFT, hrtf ? ALC_TRUE : ALC_FALSE,
+            ALC_OUTPUT_LIMITER_SOFT, ALC_TRUE,
+        ]
+        if hrtf, let id = Self.hrtfIndex(device: device, sampleRate: sampleRate) {
+            attributes += [ALC_HRTF_ID_SOFT, id]
+        }
+        attributes.append(0)
+        guard let context = alcCreateContext(device, attributes) else {
+            let code = alcGetError(device)
+            alcCloseDevice(device)
+            throw OpenALError(call: "alcCreateContext", code: code)
+        }
+        self.device = device
+        self.context = context
+        self.sampleRate = sampleRate
+        self.channelCount = 2
+
+        var status: ALCint = 0
+        alcGetIntegerv(device, ALC_HRTF_STATUS_SOFT, 1, &status)
+        let hrtfOn = status == ALC_HRTF_ENABLED_SOFT || status == ALC_HRTF_REQUIRED_SOFT
+            || status == ALC_HRTF_HEADPHONES_DETECTED_SOFT
+        hrtfName = hrtfOn ? alcGetString(device, ALC_HRTF_SPECIFIER_SOFT).map { String(cString: $0) } : nil
+        if hrtf && !hrtfOn {
+            throw OpenALError(call: "alcCreateContext", code: ALC_INVALID_VALUE,
+                              detail: "OpenAL Soft found no HRTF data set for \(sampleRate) Hz (install libopenal-data)")
+        }
+        if !hrtf && hrtfOn {
+            throw OpenALError(call: "alcCreateContext", code: ALC_INVALID_VALUE,
+                              detail: "HRTF was forced on by the OpenAL configuration (hrtf = true)")
+        }
+    }
+
+    deinit {
+        if alcGetThreadContext() == context { alcSetThreadContext(nil) }
+        alcDestroyContext(context)
+        alcCloseDevice(device)
+    }
+
+    /// Runs `body` with this device's context current on the calling thread,
+    /// restoring whatever was current before.
+    func withContext<T>(_ body: () throws -> T) rethrows -> T {
+        let previous = alcGetThreadContext()
+        if previous != context { alcSetThreadContext(context) }
+        defer { if previous != context { alcSetThreadContext(previous) } }
+        return try body()
+    }
+
+    /// Mixes `frameCount` frames of interleaved float into `output`.
+    func render(into output: UnsafeMutablePointer<Float>, frameCount: Int) {
+        alcRenderSamplesSOFT(device, output, ALCsizei(frameCount))
+    }
+
+    /// Index of the data set recorded at the device's rate; OpenAL Soft 1.19
+    /// skips data sets of other rates, so prefer the one named for the rate.
+    private static func hrtfIndex(device: OpaquePointer, sampleRate: Int) -> ALCint? {
+        var count: ALCint = 0
+        alcGetIntegerv(device, ALC_NUM_HRTF_SPECIFIERS_SOFT, 1, &count)
+        for index in 0..<max(count, 0) {
+            guard let name = alcGetStringiSOFT(device, ALC_HRTF_SPECIFIER_SOFT, index) else { continue }
+            if String(cString: name).contains(String(sampleRate)) { return index }
+        }
+        return nil
+    }
+}

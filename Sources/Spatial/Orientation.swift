@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A position in metres, OpenAL axes: +X right, +Y up, -Z ahead.
+public typealias Position = SIMD3<Double>
+
+/// Yaw, pitch and roll in degrees, applied in that order to a frame that
+/// faces -Z with +Y up. Yaw +90 turns to face +X (right), pitch +90 looks
+/// up, roll +90 lowers the right side.
+public struct Orientation: Sendable, Equatable {
+    public var yaw: Double
+    public var pitch: Double
+    public var roll: Double
+
+    public static let identity = Orientation(yaw: 0, pitch: 0, roll: 0)
+
+    public init(yaw: Double = 0, pitch: Double = 0, roll: Double = 0) {
+        self.yaw = yaw
+        self.pitch = pitch
+        self.roll = roll
+    }
+
+    public var rotation: Rotation {
+        Rotation.about(y: -radians(yaw)) * Rotation.about(x: radians(pitch)) * Rotation.about(z: -radians(roll))
+    }
+}
+
+/// A 3x3 rotation matrix, stored by rows.
+public struct Rotation: Sendable, Equatable {
+    public var rows: (SIMD3<Double>, SIMD3<Double>, SIMD3<Double>)
+
+    public static let identity = Rotation(rows: (SIMD3(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)))
+
+    public static func == (a: Rotation, b: Rotation) -> Bool {
+        a.rows.0 == b.rows.0 && a.rows.1 == b.rows.1 && a.rows.2 == b.rows.2
+    }
+
+    static func about(x angle: Double) -> Rotation {
+        let (s, c) = (sin(angle), cos(angle))
+        return Rotation(rows: (SIMD3(1, 0, 0), SIMD3(0, c, -s), SIMD3(0, s, c)))
+    }
+
+    static func about(y angle: Double) -> Rotation {
+        let (s, c) = (sin(angle), cos(angle))
+        return Rotation(rows: (SIMD3(c, 0, s), SIMD3(0, 1, 0), SIMD3(-s, 0, c)))
+    }
+
+    static func about(z angle: Double) -> Rotation {
+        let (s, c) = (sin(angle), cos(angle))
+        return Rotation(rows: (SIMD3(c, -s, 0), SIMD3(s, c, 0), SIMD3(0, 0, 1)))
+    }
+
+    public var transposed: Rotation {
+        let (a, b, c) = rows
+        return Rotation(rows: (SIMD3(a.x, b.x, c.x), SIMD3(a.y, b.y, c.y), SIMD3(a.z, b.z, c.z)))
+    }
+
+    public static func * (m: Rotation, v: SIMD3<Double>) -> SIMD3<Double> {
+        SIMD3((m.rows.0 * v).sum(), (m.rows.1 * v).sum(), (m.rows.2 * v).sum())
+    }
+
+    public static func * (a: Rotation, b: Rotation) -> Rotation {
+        let bt = b.transposed
+        func row(_ r: SIMD3<Double>) -> SIMD3<Double> { SIMD3((r * bt.rows.0).sum(), (r * bt.rows.1).sum(), (r * bt.rows.2).sum()) }
+        return Rotation(rows: (row(a.rows.0), row(a.rows.1), row(a.rows.2)))
+    }
+
+    /// Where this rotation points the default "at" (-Z) and "up" (+Y)
+    /// vectors, as OpenAL's AL_ORIENTATION wants them.
+    var atAndUp: [Float] {
+        let at = self * SIMD3(0, 0, -1)
+        let up = self * SIMD3(0, 1, 0)
+        return [Float(at.x), Float(at.y), Float(at.z), Float(up.x), Float(up.y), Float(up.z)]
+    }
+}
+
+@inline(__always) func radians(_ degrees: Double) -> Double { degrees * .pi / 180 }

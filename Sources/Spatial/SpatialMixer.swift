@@ -1,0 +1,72 @@
+import AudioCore
+import COpenAL
+
+/// A listener and the point sources and ambience beds around it, rendered
+/// by one OpenAL Soft loopback device with one algorithm.
+public final class SpatialMixer {
+    public let route: OutputRoute
+    public let algorithm: RenderAlgorithm
+    public let sampleRate: Int
+    public var channelCount: Int { device.channelCount }
+    /// The HRTF data set in use, when the algorithm is HRTF.
+    public var hrtfName: String? { device.hrtfName }
+
+    let device: LoopbackDevice
+    private(set) var listenerRotation = Rotation.identity
+    private var beds: [Weak<AmbienceBed>] = []
+
+    /// - Parameter route: a concrete route (`auto` resolves first).
+    public init(route: OutputRoute, sampleRate: Int = 48_000) throws {
+        self.route = route.resolved()
+        self.algorithm = self.route.automaticAlgorithm
+        self.sampleRate = sampleRate
+        device = try LoopbackDevice(sampleRate: sampleRate, hrtf: algorithm == .hrtf)
+        try setDistanceModel(DistanceModel())
+    }
+
+    public func setDistanceModel(_ model: DistanceModel) throws {
+        try device.withContext {
+            alDistanceModel(model.alModel)
+            try OpenALError.check("alDistanceModel")
+        }
+    }
+
+    /// Places the listener. Beds follow the orientation; nothing follows the position.
+    public func setListener(position: Position, orientation: Orientation) throws {
+        let rotation = orientation.rotation
+        try device.withContext {
+            alListener3f(AL_POSITION, Float(position.x), Float(position.y), Float(position.z))
+            try OpenALError.check("alListener3f(AL_POSITION)")
+            alListenerfv(AL_ORIENTATION, rotation.atAndUp)
+            try OpenALError.check("alListenerfv(AL_ORIENTATION)")
+        }
+        listenerRotation = rotation
+        beds.removeAll { $0.value == nil }
+        for bed in beds { try bed.value?.updateOrientation() }
+    }
+
+    public func makePointSource(mono samples: [Float], distance: DistanceModel) throws -> PointSource {
+        let buffer = try SoundBuffer(device: device, format: AL_FORMAT_MONO_FLOAT32, interleaved: samples)
+        return try PointSource(device: device, buffer: buffer, distance: distance)
+    }
+
+    /// A world-anchored first-order bed from AmbiX (ACN order, SN3D) audio.
+    public func makeAmbienceBed(ambiX: AudioBuffer, orientation: Orientation) throws -> AmbienceBed {
+        let buffer = try SoundBuffer(device: device, format: AL_FORMAT_BFORMAT3D_FLOAT32,
+                                     interleaved: AmbisonicFormat.fuMa(fromAmbiX: ambiX).samples)
+        let bed = try AmbienceBed(mixer: self, buffer: buffer, orientation: orientation)
+        beds.append(Weak(bed))
+        return bed
+    }
+
+    /// Renders the next `frameCount` frames, interleaved, into `output`.
+    public func render(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) {
+        precondition(output.count >= frameCount * channelCount, "output block too small")
+        if frameCount > 0, let base = output.baseAddress { device.render(into: base, frameCount: frameCount) }
+    }
+}
+
+private struct Weak<T: AnyObject> {
+    weak var value: T?
+    init(_ value: T) { self.value = value }
+}
