@@ -16,21 +16,18 @@ public enum AudioFileReader {
     /// Longest file the engine loads into memory.
     public static let maximumSeconds = 3_600.0
 
-    public static func read(path: String) throws -> DecodedAudio {
-        var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            throw SndFileError.pending("sf_open", path: path, file: nil)
-        }
-        defer { sf_close(file) }
+    /// The file's channel count, rate and declared length, from its header.
+    public static func header(path: String) throws -> (channels: Int, sampleRate: Int, frames: Int) {
+        let (file, info) = try open(path)
+        sf_close(file)
+        return (Int(info.channels), Int(info.samplerate), Int(info.frames))
+    }
 
+    public static func read(path: String) throws -> DecodedAudio {
+        let (file, info) = try open(path)
+        defer { sf_close(file) }
         let channels = Int(info.channels)
         let sampleRate = Int(info.samplerate)
-        guard (1...maximumChannels).contains(channels) else {
-            throw AudioFileProblem(path: path, reason: "has \(channels) channels; at most \(maximumChannels) are supported")
-        }
-        guard plausibleSampleRates.contains(sampleRate) else {
-            throw AudioFileProblem(path: path, reason: "declares a sample rate of \(sampleRate) Hz, outside \(plausibleSampleRates.lowerBound)-\(plausibleSampleRates.upperBound) Hz")
-        }
         let maximumFrames = Int(maximumSeconds * Double(sampleRate))
 
         // Read in chunks rather than trusting the declared length: a corrupt
@@ -57,5 +54,24 @@ public enum AudioFileReader {
             throw AudioFileProblem(path: path, reason: "holds no audio frames")
         }
         return DecodedAudio(buffer: buffer, sampleRate: sampleRate)
+    }
+
+    /// Opens `path` for reading and refuses headers no real recording has.
+    private static func open(_ path: String) throws -> (OpaquePointer, SF_INFO) {
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
+            throw SndFileError.pending("sf_open", path: path, file: nil)
+        }
+        let channels = Int(info.channels)
+        let sampleRate = Int(info.samplerate)
+        if !(1...maximumChannels).contains(channels) {
+            sf_close(file)
+            throw AudioFileProblem(path: path, reason: "has \(channels) channels; at most \(maximumChannels) are supported")
+        }
+        if !plausibleSampleRates.contains(sampleRate) {
+            sf_close(file)
+            throw AudioFileProblem(path: path, reason: "declares a sample rate of \(sampleRate) Hz, outside \(plausibleSampleRates.lowerBound)-\(plausibleSampleRates.upperBound) Hz")
+        }
+        return (file, info)
     }
 }

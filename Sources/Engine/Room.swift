@@ -15,6 +15,24 @@ public struct Room: Sendable {
         self.sources = sources
     }
 
+    /// Reads, validates and loads the scene at `path`. Audio headers are
+    /// checked during validation, so every problem is reported in one pass.
+    public static func load(path: String) throws -> Room {
+        try load(SceneLoader.load(path: path, inspectAudio: inspectAudio))
+    }
+
+    /// What validation learns of an audio file, in the words the engine refuses it with.
+    public static let inspectAudio: AudioInspector = { path in
+        do {
+            let header = try AudioFileReader.header(path: path)
+            return AudioFileInfo(channels: header.channels, sampleRate: header.sampleRate, frames: header.frames)
+        } catch let problem as AudioFileProblem {
+            throw AudioFileRejection(reason: problem.reason)
+        } catch let error as SndFileError {
+            throw AudioFileRejection(reason: "cannot read audio: \(error.reason)")
+        }
+    }
+
     /// Loads every audio file the scene names. Problems with the audio are
     /// reported at the scene's `file` field, all of them at once.
     public static func load(_ scene: SceneDescription) throws -> Room {
@@ -59,15 +77,10 @@ public struct RoomSource: Sendable {
     init(_ description: SourceDescription, decoded: DecodedAudio) throws {
         let channels = decoded.buffer.channelCount
         var audio = decoded.buffer
-        switch description.mode {
-        case .bed where channels != 4:
-            throw description.audioField.issue(value: description.audioPath,
-                "a bed needs 4 channels of first-order ambisonics (AmbiX: ACN order, SN3D); this file has \(channels)")
-        case .bed:
-            break
-        case .point:
-            audio = audio.downmixedToMono()
+        if let problem = description.mode.channelProblem(channels) {
+            throw description.audioField.issue(value: description.audioPath, problem)
         }
+        if description.mode == .point { audio = audio.downmixedToMono() }
         do {
             audio = try SampleRateConverter.convert(audio, from: decoded.sampleRate, to: Room.sampleRate)
         } catch {

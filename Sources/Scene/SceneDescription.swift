@@ -33,7 +33,39 @@ public enum SourceMode: String, Sendable, CaseIterable {
     case point
     /// A first-order ambisonic field anchored to the world.
     case bed
+
+    /// Why a file with `channels` channels cannot play in this mode, if it cannot.
+    public func channelProblem(_ channels: Int) -> String? {
+        switch self {
+        case .point: nil
+        case .bed where channels == 4: nil
+        case .bed: "a bed needs 4 channels of first-order ambisonics (AmbiX: ACN order, SN3D); this file has \(channels)"
+        }
+    }
 }
+
+/// What validation needs to know of an audio file, read from its header.
+public struct AudioFileInfo: Sendable, Equatable {
+    public var channels: Int
+    public var sampleRate: Int
+    public var frames: Int
+
+    public init(channels: Int, sampleRate: Int, frames: Int) {
+        self.channels = channels
+        self.sampleRate = sampleRate
+        self.frames = frames
+    }
+}
+
+/// An audio file refused by whoever inspects audio for the loader.
+public struct AudioFileRejection: Error, Sendable {
+    public let reason: String
+
+    public init(reason: String) { self.reason = reason }
+}
+
+/// Reads an audio file's header, or throws `AudioFileRejection`.
+public typealias AudioInspector = @Sendable (_ path: String) throws -> AudioFileInfo
 
 public struct SourceDescription: Sendable {
     public var id: String

@@ -14,7 +14,10 @@ public enum SceneLoader {
     /// Flow collections nested deeper than this are refused before parsing.
     public static let maximumNesting = 32
 
-    public static func load(path: String) throws -> SceneDescription {
+    /// - Parameter inspectAudio: reads the header of each audio file the
+    ///   scene names, so unreadable files and channel counts that do not fit
+    ///   the source's mode are reported with the scene's other problems.
+    public static func load(path: String, inspectAudio: AudioInspector? = nil) throws -> SceneDescription {
         let url = URL(fileURLWithPath: path)
         func refuse(_ reason: String) -> SceneValidationError {
             SceneValidationError(issues: [SceneIssue(file: path, line: nil, field: "", reason: reason)])
@@ -31,11 +34,12 @@ public enum SceneLoader {
             throw refuse("scene file is larger than \(maximumFileBytes / 1024) KiB; scenes name their audio files rather than holding audio")
         }
         guard let text = String(data: data, encoding: .utf8) else { throw refuse("scene file is not valid UTF-8 text") }
-        return try parse(yaml: text, file: path, baseDirectory: url.deletingLastPathComponent().path)
+        return try parse(yaml: text, file: path, baseDirectory: url.deletingLastPathComponent().path, inspectAudio: inspectAudio)
     }
 
     /// Parses scene text; relative audio paths resolve against `baseDirectory`.
-    public static func parse(yaml: String, file: String, baseDirectory: String) throws -> SceneDescription {
+    public static func parse(yaml: String, file: String, baseDirectory: String,
+                             inspectAudio: AudioInspector? = nil) throws -> SceneDescription {
         if let line = lineExceedingNesting(yaml) {
             throw SceneValidationError(issues: [SceneIssue(file: file, line: line, field: "",
                 reason: "nested deeper than \(maximumNesting) levels")])
@@ -46,7 +50,7 @@ public enum SceneLoader {
         } catch {
             throw SceneValidationError(issues: [yamlIssue(error, file: file)])
         }
-        let reader = SceneReader(file: file, baseDirectory: baseDirectory)
+        let reader = SceneReader(file: file, baseDirectory: baseDirectory, inspectAudio: inspectAudio)
         guard let root else {
             throw SceneValidationError(issues: [SceneIssue(file: file, line: nil, field: "", reason: "the scene is empty")])
         }

@@ -6,15 +6,17 @@ import Yams
 final class SceneReader {
     let file: String
     let baseDirectory: String
+    let inspectAudio: AudioInspector?
     private(set) var issues: [SceneIssue] = []
 
     static let maximumCoordinate = 10_000.0
     static let maximumSeconds = 3_600.0
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
-    init(file: String, baseDirectory: String) {
+    init(file: String, baseDirectory: String, inspectAudio: AudioInspector?) {
         self.file = file
         self.baseDirectory = baseDirectory
+        self.inspectAudio = inspectAudio
     }
 
     // MARK: The scene
@@ -83,15 +85,17 @@ final class SceneReader {
         var firstUse: [String: (field: String, line: Int?)] = [:]
         for (index, item) in list.enumerated() {
             let field = "sources[\(index)]"
-            guard let source = source(item, field) else { continue }
-            if let earlier = firstUse[source.id] {
-                let line = earlier.line.map { " (line \($0))" } ?? ""
-                report(SceneIssue(file: file, line: item.mark?.line, field: "\(field).id", value: source.id,
-                                  reason: "id already used by \(earlier.field)\(line)"))
-            } else {
-                firstUse[source.id] = (field, item.mark?.line)
+            // Ids are checked even on sources with other problems, so one
+            // pass reports a duplicate alongside everything else.
+            if case let .mapping(keys) = item, let idNode = keys["id"], let id = idNode.scalar?.string {
+                if let earlier = firstUse[id] {
+                    let line = earlier.line.map { " (line \($0))" } ?? ""
+                    report(idNode, "\(field).id", value: id, "id already used by \(earlier.field)\(line)")
+                } else {
+                    firstUse[id] = (field, item.mark?.line)
+                }
             }
-            result.append(source)
+            if let source = source(item, field) { result.append(source) }
         }
         return result
     }
@@ -134,6 +138,7 @@ final class SceneReader {
                 }
             }
         }
+        if let audio, let fileNode = keys["file"] { inspect(audio.path, mode: mode, node: fileNode, field: "\(field).file") }
         let turned = orientation(keys, field)
         let gain = keys["gain"].flatMap { number($0, "\(field).gain", in: -120...24, unit: "dB") } ?? 0
         let loop = keys["loop"].flatMap { bool($0, "\(field).loop") } ?? false
@@ -170,6 +175,23 @@ final class SceneReader {
             return nil
         }
         return (path, FieldLocation(file: file, line: node.mark?.line, field: field))
+    }
+
+    private func inspect(_ path: String, mode: SourceMode, node: Node, field: String) {
+        guard let inspectAudio else { return }
+        let name = scalarText(node)
+        do {
+            let info = try inspectAudio(path)
+            if info.frames == 0 {
+                report(node, field, value: name, "holds no audio frames")
+            } else if let problem = mode.channelProblem(info.channels) {
+                report(node, field, value: name, problem)
+            }
+        } catch let rejection as AudioFileRejection {
+            report(node, field, value: name, rejection.reason)
+        } catch {
+            report(node, field, value: name, "cannot read audio: \(error)")
+        }
     }
 
     private func motion(_ node: Node, _ field: String) -> MotionPath? {

@@ -55,7 +55,7 @@ struct Render: ParsableCommand {
         logger.logLevel = .info
         let room: Room
         do {
-            room = try Room.load(SceneLoader.load(path: scene))
+            room = try Room.load(path: scene)
         } catch let error as SceneValidationError {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             let count = error.issues.count

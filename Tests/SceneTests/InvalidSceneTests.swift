@@ -1,0 +1,164 @@
+import Engine
+import Scene
+import Testing
+
+/// A broken scene and what its one problem must say.
+struct Invalid: CustomTestStringConvertible, Sendable {
+    let name: String
+    let yaml: String
+    let line: Int?
+    let field: String
+    let message: String
+
+    var testDescription: String { name }
+}
+
+let validSource = """
+  - id: voice
+    file: mono.wav
+    position: [1, 0, -2]
+"""
+
+let invalidScenes: [Invalid] = [
+    Invalid(name: "not YAML", yaml: "name: [unclosed\nsources: {", line: 2, field: "", message: "not valid YAML"),
+    Invalid(name: "empty document", yaml: "", line: nil, field: "", message: "the scene is empty"),
+    Invalid(name: "a list at the top", yaml: "- 1\n- 2\n", line: 1, field: "", message: "expected a mapping of scene keys"),
+    Invalid(name: "misspelt key", yaml: "sources:\n  - id: voice\n    file: mono.wav\n    position: [1, 0, -2]\n    gian: -3\n",
+            line: 5, field: "sources[0].gian", message: "unknown key; did you mean \"gain\"?"),
+    Invalid(name: "unknown top-level key", yaml: "name: x\nreverb_of_doom: 3\n", line: 2, field: "reverb_of_doom", message: "unknown key; known keys:"),
+    Invalid(name: "duplicate key", yaml: "name: a\nname: b\n", line: 1, field: "", message: "key appears more than once"),
+    Invalid(name: "duplicate id", yaml: "sources:\n\(validSource)\n\(validSource)\n", line: 5, field: "sources[1].id",
+            message: "id already used by sources[0] (line 2)"),
+    Invalid(name: "id with capitals", yaml: "sources:\n  - id: Voice\n    file: mono.wav\n    position: [1, 0, -2]\n",
+            line: 2, field: "sources[0].id", message: "ids are 1-64 characters of a-z, 0-9, _ and -"),
+    Invalid(name: "gain of the wrong type", yaml: "sources:\n\(validSource)\n    gain: loud\n", line: 5, field: "sources[0].gain",
+            message: "\"loud\": expected a number (dB)"),
+    Invalid(name: "quoted number", yaml: "sources:\n\(validSource)\n    gain: \"-3\"\n", line: 5, field: "sources[0].gain",
+            message: "expected a number (dB)"),
+    Invalid(name: "NaN", yaml: "sources:\n\(validSource)\n    gain: .nan\n", line: 5, field: "sources[0].gain", message: "must be a finite number"),
+    Invalid(name: "infinity", yaml: "listener: { position: [0, .inf, 0] }\n", line: 1, field: "listener.position.y", message: "must be a finite number"),
+    Invalid(name: "huge coordinate", yaml: "sources:\n  - id: far\n    file: mono.wav\n    position: [1e9, 0, 0]\n", line: 4,
+            field: "sources[0].position.x", message: "must be between -10000 and 10000 m"),
+    Invalid(name: "negative distance", yaml: "distance: { model: inverse, reference: -1 }\n", line: 1, field: "distance.reference",
+            message: "a distance must be greater than 0 m"),
+    Invalid(name: "maximum below reference", yaml: "distance: { reference: 5, maximum: 2 }\n", line: 1, field: "distance.maximum",
+            message: "must be at least the reference distance (5 m)"),
+    Invalid(name: "unknown distance model", yaml: "distance: { model: cubic }\n", line: 1, field: "distance.model",
+            message: "\"cubic\": expected one of inverse, linear, exponential, none"),
+    Invalid(name: "unknown route", yaml: "output: { route: car }\n", line: 1, field: "output.route",
+            message: "expected one of auto, headphones, speakers"),
+    Invalid(name: "position is not three numbers", yaml: "sources:\n  - id: v\n    file: mono.wav\n    position: [1, 2]\n", line: 4,
+            field: "sources[0].position", message: "expected [x, y, z] in metres"),
+    Invalid(name: "missing file", yaml: "sources:\n  - id: v\n    file: nowhere.wav\n    position: [1, 0, 0]\n", line: 3,
+            field: "sources[0].file", message: "\"nowhere.wav\": audio file not found"),
+    Invalid(name: "missing id", yaml: "sources:\n  - file: mono.wav\n    position: [1, 0, 0]\n", line: 2, field: "sources[0].id",
+            message: "missing required key \"id\""),
+    Invalid(name: "point without a position", yaml: "sources:\n  - id: v\n    file: mono.wav\n", line: 2, field: "sources[0]",
+            message: "a point source needs a position or a motion"),
+    Invalid(name: "bed with a position", yaml: "sources:\n  - id: b\n    file: foa.wav\n    mode: bed\n    position: [0, 0, 0]\n", line: 5,
+            field: "sources[0].position", message: "a bed has no position"),
+    Invalid(name: "keyframes out of order",
+            yaml: "sources:\n  - id: v\n    file: mono.wav\n    motion:\n      keyframes:\n        - { time: 2, position: [0, 0, -1] }\n        - { time: 1, position: [1, 0, -1] }\n",
+            line: 7, field: "sources[0].motion.keyframes[1].time", message: "keyframe times must increase"),
+    Invalid(name: "negative start", yaml: "sources:\n\(validSource)\n    start: -1\n", line: 5, field: "sources[0].start",
+            message: "must be between 0 and 3600 s"),
+    Invalid(name: "loop is not a boolean", yaml: "sources:\n\(validSource)\n    loop: sometimes\n", line: 5, field: "sources[0].loop",
+            message: "expected true or false"),
+    Invalid(name: "unsupported version", yaml: "version: 2\n", line: 1, field: "version", message: "scene format version 1"),
+    Invalid(name: "zero-length audio", yaml: "sources:\n  - id: v\n    file: empty.wav\n    position: [1, 0, 0]\n", line: 3,
+            field: "sources[0].file", message: "holds no audio frames"),
+    Invalid(name: "corrupt audio", yaml: "sources:\n  - id: v\n    file: corrupt.wav\n    position: [1, 0, 0]\n", line: 3,
+            field: "sources[0].file", message: "cannot read audio:"),
+    Invalid(name: "text with a .wav name", yaml: "sources:\n  - id: v\n    file: notes.wav\n    position: [1, 0, 0]\n", line: 3,
+            field: "sources[0].file", message: "cannot read audio:"),
+    Invalid(name: "3-channel bed", yaml: "sources:\n  - id: b\n    file: three.wav\n    mode: bed\n", line: 3, field: "sources[0].file",
+            message: "a bed needs 4 channels of first-order ambisonics (AmbiX: ACN order, SN3D); this file has 3"),
+]
+
+@Suite struct InvalidSceneTests {
+    @Test(arguments: invalidScenes)
+    func eachInvalidSceneNamesItsProblem(_ scene: Invalid) throws {
+        let folder = try SceneFolder()
+        let problems = folder.problems(scene.yaml)
+        try #require(problems.count == 1, "\(problems)")
+        let problem = problems[0]
+        #expect(problem.file.hasSuffix("room.yaml"))
+        #expect(problem.line == scene.line, "\(problem)")
+        #expect(problem.field == scene.field, "\(problem)")
+        #expect(problem.description.contains(scene.message), "\(problem)")
+    }
+
+    @Test func everyProblemIsReportedAtOnce() throws {
+        let folder = try SceneFolder()
+        let problems = folder.problems("""
+        distance: { reference: 0 }
+        sources:
+          - id: a
+            file: missing.wav
+            position: [0, 0, .nan]
+            gian: 2
+          - id: b
+            file: three.wav
+            mode: bed
+          - id: a
+            file: mono.wav
+            position: [1, 2]
+        """)
+        #expect(problems.map(\.field) == ["distance.reference", "sources[0].file", "sources[0].position.z", "sources[0].gian",
+                                          "sources[1].file", "sources[2].id", "sources[2].position"],
+                "\(problems)")
+    }
+
+    @Test func deepNestingIsRefusedBeforeParsing() throws {
+        let folder = try SceneFolder()
+        let problems = folder.problems("name: " + String(repeating: "[", count: 10_000))
+        #expect(problems.count == 1 && problems[0].description.contains("nested deeper than"))
+    }
+}
+
+@Suite struct ValidSceneTests {
+    @Test func aFullSceneLoadsWithItsValues() throws {
+        let folder = try SceneFolder()
+        let room = try folder.load("""
+        version: 1
+        name: Hall
+        duration: 12
+        output: { route: speakers }
+        listener: { position: [1, 2, 3], yaw: 90, pitch: 10, roll: -5 }
+        distance: { model: exponential, reference: 2, maximum: 30, rolloff: 0.5 }
+        sources:
+          - id: talker
+            file: mono.wav
+            position: [2, 0, -1]
+            gain: -3
+            loop: true
+            start: 0.5
+          - id: walker
+            file: slow.wav
+            motion: { keyframes: [{ time: 0, position: [-1, 0, 0] }, { time: 2, position: [1, 0, 0] }], repeat: true }
+          - id: air
+            file: foa.wav
+            mode: bed
+            yaw: 45
+            gain: -12
+        """)
+        let scene = room.scene
+        #expect(scene.name == "Hall" && scene.duration == 12 && scene.route == .speakers)
+        #expect(scene.listenerPosition == [1, 2, 3] && scene.listenerOrientation.yaw == 90 && scene.listenerOrientation.roll == -5)
+        #expect(scene.distance.law == .exponential && scene.distance.reference == 2 && scene.distance.rolloff == 0.5)
+        #expect(room.sources.map(\.description.id) == ["talker", "walker", "air"])
+        #expect(room.sources[0].description.gainDecibels == -3 && room.sources[0].description.start == 0.5)
+        #expect(room.sources[1].description.placement.position(at: 3) == [0, 0, 0])
+        // The 22.05 kHz file was converted to the engine's rate, keeping its duration.
+        #expect(room.sources[1].wasResampled && room.sources[1].fileSampleRate == 22_050)
+        #expect(abs(room.sources[1].audio.frameCount - 4_800 * 48_000 / 22_050) <= 1)
+        #expect(room.sources[2].audio.channelCount == 4 && room.sources[2].description.orientation.yaw == 45)
+    }
+
+    @Test func jsonIsAcceptedBecauseItIsYAML() throws {
+        let folder = try SceneFolder()
+        let room = try folder.load(#"{"name": "J", "sources": [{"id": "v", "file": "mono.wav", "position": [0, 0, -1]}]}"#,
+                                   name: "room.json")
+        #expect(room.scene.name == "J" && room.sources.count == 1)
+    }
+}
