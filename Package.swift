@@ -43,6 +43,6 @@ let package = Package(
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "AudioMeasurements"]),
         .testTarget(name: "SceneTests", dependencies: ["Scene", "Engine"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "AudioMeasurements"]),
-        .testTarget(name: "ScenectlTests", dependencies: ["AudioMeasurements", "Devices"]),
+        .testTarget(name: "ScenectlTests", dependencies: ["scenectl", "AudioMeasurements", "Devices"]),
     ]
 )

@@ -1,0 +1,175 @@
+import AudioCore
+import AudioMeasurements
+import Devices
+import Foundation
+import Testing
+
+/// Runs the built `scenectl` the way a person would.
+struct Scenectl {
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static var executable: URL {
+        // The test binary sits beside the products it was built with.
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("scenectl")
+    }
+
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+/// A folder with a small valid scene: a tone on the right and a bed.
+final class RenderFolder {
+    let path = NSTemporaryDirectory() + "scenectl-tests-" + UUID().uuidString
+    var scene: String { path + "/room.yaml" }
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let tone = Signals.sine(frequency: 440, frames: 48_000, amplitude: 0.5)
+        try write("tone.wav", AudioBuffer(mono: tone), rate: 48_000)
+        try write("air.wav", AudioBuffer(channelCount: 4, interleaved: tone.flatMap { [$0 * 0.3, 0, 0, $0 * 0.3] }), rate: 48_000)
+        try """
+        name: Test room
+        duration: 3
+        sources:
+          - id: tone
+            file: tone.wav
+            position: [2, 0, -1]
+            loop: true
+          - id: air
+            file: air.wav
+            mode: bed
+            gain: -6
+        """.write(toFile: scene, atomically: true, encoding: .utf8)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func write(_ name: String, _ buffer: AudioBuffer, rate: Int) throws {
+        let writer = try AudioFileWriter(path: "\(path)/\(name)", format: .wavFloat, channelCount: buffer.channelCount, sampleRate: rate)
+        try writer.write(buffer)
+        try writer.close()
+    }
+}
+
+@Suite struct RenderCommandTests {
+    @Test func rendersTheScenesDurationAndSummarisesIt() throws {
+        let folder = try RenderFolder()
+        let out = folder.path + "/out.wav"
+        let result = try Scenectl.run(["render", folder.scene, "--out", out])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("route: headphones") && result.stdout.contains("algorithm: hrtf"), "\(result.stdout)")
+        #expect(result.stdout.contains("tone") && result.stdout.contains("air") && result.stdout.contains("dBFS"))
+        let audio = try AudioFileReader.read(path: out)
+        #expect(audio.buffer.channelCount == 2 && audio.buffer.frameCount == 3 * 48_000 && audio.sampleRate == 48_000)
+        // The tone is on the right; at 440 Hz the head shadows it only a little.
+        #expect(Measure.levelDifference(left: audio.buffer.channel(0), right: audio.buffer.channel(1)) > 1)
+    }
+
+    @Test func jsonSummaryReportsTheLevelsInTheFile() throws {
+        let folder = try RenderFolder()
+        let out = folder.path + "/out.wav"
+        let result = try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "2", "--route", "speakers", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        #expect(summary["algorithm"] as? String == "panning" && summary["route"] as? String == "speakers")
+        #expect(summary["seconds"] as? Double == 2)
+        let channels = summary["channels"] as! [[String: Any]]
+        let audio = try AudioFileReader.read(path: out).buffer
+        for (index, channel) in channels.enumerated() {
+            let samples = audio.channel(index)
+            let peak = Measure.decibels(Double(samples.map(abs).max()!))
+            #expect(abs((channel["peakDBFS"] as! Double) - peak) < 0.01)
+            #expect(abs((channel["rmsDBFS"] as! Double) - Measure.rmsDecibels(samples)) < 0.01)
+        }
+        #expect((summary["sources"] as! [[String: Any]]).map { $0["id"] as! String } == ["tone", "air"])
+    }
+
+    @Test(arguments: [("out.flac", [String]()), ("out16.wav", ["--format", "wav-16"])])
+    func writesFlacAnd16BitWav(name: String, options: [String]) throws {
+        let folder = try RenderFolder()
+        let out = folder.path + "/" + name
+        let result = try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "1"] + options)
+        #expect(result.status == 0, "\(result.stderr)")
+        let audio = try AudioFileReader.read(path: out)
+        #expect(audio.buffer.channelCount == 2 && audio.buffer.frameCount == 48_000)
+        #expect(Measure.rmsDecibels(audio.buffer.channel(1)) > -40)
+    }
+
+    @Test func anInvalidSceneExitsWith2AndRendersNothing() throws {
+        let folder = try RenderFolder()
+        try "sources:\n  - id: tone\n    file: tone.wav\n    position: [2, 0, .nan]\n".write(toFile: folder.scene, atomically: true, encoding: .utf8)
+        let out = folder.path + "/out.wav"
+        let result = try Scenectl.run(["render", folder.scene, "--out", out])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("room.yaml:4: sources[0].position.z: \".nan\": must be a finite number"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test(arguments: [
+        (["--seconds=-1"], "--seconds must be more than 0"),
+        (["--seconds", "nan"], "--seconds must be more than 0"),
+        (["--route", "car"], "car"),
+        (["--format", "flac"], "does not fit the file name"),
+    ])
+    func usageErrorsExitWith2(options: [String], message: String) throws {
+        let folder = try RenderFolder()
+        let result = try Scenectl.run(["render", folder.scene, "--out", folder.path + "/out.wav"] + options)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+
+    @Test func outMustBeWavOrFlac() throws {
+        let folder = try RenderFolder()
+        let result = try Scenectl.run(["render", folder.scene, "--out", folder.path + "/out.mp3"])
+        #expect(result.status == 2 && result.stderr.contains("--out must name a .wav or .flac file"))
+    }
+}
+
+/// The rooms in Scenes/ render: Tools/make_assets.sh makes their audio first.
+@Suite struct DemoRoomTests {
+    static let scenes: [String] = {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Scenes").standardized.path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { $0.hasSuffix(".yaml") }.sorted().map { "\(folder)/\($0)" }
+    }()
+
+    @Test func thereAreAtLeastThreeRooms() {
+        #expect(Self.scenes.count >= 3)
+    }
+
+    @Test(arguments: scenes)
+    func demoRoomRendersEveryChannelAudiblyAndWithinFullScale(scene: String) throws {
+        let out = NSTemporaryDirectory() + UUID().uuidString + ".wav"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let result = try Scenectl.run(["render", scene, "--out", out, "--seconds", "6", "--json"])
+        try #require(result.status == 0, "\(result.stderr) (run Tools/make_assets.sh to make the demo audio)")
+        let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        let sources = summary["sources"] as! [[String: Any]]
+        #expect(sources.contains { $0["mode"] as? String == "bed" }, "a demo room has a bed")
+        #expect(sources.contains { $0["moving"] as? Bool == true }, "a demo room has a moving source")
+        #expect(sources.contains { $0["loop"] as? Bool == true && $0["mode"] as? String == "point" }, "a demo room loops a point source")
+        let audio = try AudioFileReader.read(path: out).buffer
+        for channel in 0..<audio.channelCount {
+            let samples = audio.channel(channel)
+            #expect(Measure.rmsDecibels(samples) > -45, "channel \(channel) is near silent")
+            #expect(samples.allSatisfy { $0.isFinite && abs($0) <= 1 })
+        }
+    }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the engine, its demo and its tests need,
+# running apt-get only when something is missing.
+set -euo pipefail
+
+packages=(
+  pkg-config                      # SwiftPM finds the C libraries through it
+  libopenal-dev libopenal-data    # OpenAL Soft and its HRTF data sets
+  libpulse-dev                    # PulseAudio client
+  libspeexdsp-dev                 # resampler, echo canceller, preprocessor
+  libsndfile1-dev                 # audio files
+  espeak-ng sox                   # demo assets (Tools/make_assets.sh)
+  pulseaudio-utils                # paplay, for hearing the demo when a sound server runs
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y "${missing[@]}"
