@@ -40,11 +40,13 @@ for a in "${ASSETS[@]}"; do
     if [[ ! -s "$f" || ! "$f" -nt "$SCRIPT" ]]; then TODO+=("$a"); fi
 done
 if (( ${#TODO[@]} == 0 )); then
-    echo "assets up to date ($OUT_DIR)"
+    echo "assets up to date"
     exit 0
 fi
 
+# (sox pipe inputs below are run by sh, so the temp path must not contain spaces)
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/make_assets.XXXXXX")"
+case $TMP in *[[:space:]]*) rmdir "$TMP"; TMP="$(mktemp -d /tmp/make_assets.XXXXXX)" ;; esac
 trap 'rm -rf "$TMP"' EXIT
 
 SR=48000
@@ -87,15 +89,16 @@ noise() {
 }
 
 # -------------------------------------------------------------- loop tools
-# loop_wrap IN OUT L X MODE
+# loop_wrap IN OUT L X MODE [ROTATE]
 #   IN must be at least L+X seconds long. OUT is exactly L seconds:
 #   OUT[0:X] = IN[0:X]*in(t) + IN[L:L+X]*out(t), OUT[X:L] = IN[X:L].
 #   MODE q = equal-power (quarter-sine) crossfade, for uncorrelated textures;
 #   MODE add = plain overlap-add of the tail onto the head (ringing notes).
 #   OUT[L-1] -> OUT[0] continues IN[L-1] -> IN[L], so the seam is inaudible;
-#   the result is then rotated to its smoothest point (rotate_smooth).
+#   unless ROTATE is "norotate" the result is then rotated to its smoothest
+#   point (rotate_smooth).
 loop_wrap() {
-    local in=$1 out=$2 L=$3 X=$4 mode=$5
+    local in=$1 out=$2 L=$3 X=$4 mode=$5 rot=${6:-rotate}
     local Ls Xs b="$TMP/lw_$(basename "$out")"
     Ls=$(awk -v l="$L" -v r=$SR 'BEGIN{printf "%d", l*r + 0.5}')
     Xs=$(awk -v x="$X" -v r=$SR 'BEGIN{printf "%d", x*r + 0.5}')
@@ -108,8 +111,12 @@ loop_wrap() {
     fi
     sx "$in" "$b.b.sox" trim "${Xs}s" "$(( Ls - Xs ))s"
     sx -m -v 1 "$b.h.sox" -v 1 "$b.t.sox" "$b.x.sox"
-    sx "$b.x.sox" "$b.b.sox" "$b.w.sox"
-    rotate_smooth "$b.w.sox" "$out"
+    if [[ $rot == rotate ]]; then
+        sx "$b.x.sox" "$b.b.sox" "$b.w.sox"
+        rotate_smooth "$b.w.sox" "$out"
+    else
+        sx "$b.x.sox" "$b.b.sox" "$out"
+    fi
 }
 
 # fit FILE LEN_S - pad with trailing silence or trim FILE to exactly LEN_S.
@@ -127,12 +134,13 @@ fit() {
 
 # rotate_smooth IN OUT - rotate an already seamless loop so that its start
 #   falls where every channel is smoothest (smallest sample-to-sample step
-#   relative to that channel's mean step). Rotation keeps the content and
-#   period unchanged; it only moves the seam to a spot with the least
-#   sample-to-sample change, so first/last samples join with a tiny step.
+#   relative to that channel's mean step), searching the first second.
+#   Rotation keeps the content and period unchanged; it only moves the seam
+#   to the spot with the least sample-to-sample change, so the last and first
+#   samples join with a tiny step.
 rotate_smooth() {
     local in=$1 out=$2 k b="$TMP/rs_$(basename "$2")"
-    sox "$in" -t dat "$b.dat"
+    sox "$in" -t dat "$b.dat" trim 0 1          # search the first second
     k=$(awk '
         /^;/ { next }
         FNR == NR {                      # pass 1: mean |step| per channel
@@ -160,6 +168,19 @@ foa() {
         d = atan2(0, -1) / 180
         printf "%.6f %.6f %.6f %.6f\n", g, g*sin(-a*d)*cos(e*d), g*sin(e*d), g*cos(a*d)*cos(e*d) }')
     sx "$in" "$out" remix -m "1v$w" "1v$y" "1v$z" "1v$x"
+}
+# ambix_wav IN OUT - write the final 16-bit 4-channel WAV, peak -2 dBFS (one
+#   gain for all channels, so directions are kept). sox labels 4-channel WAVs
+#   as quad speakers (WAVE_FORMAT_EXTENSIBLE, dwChannelMask 0x33); AmbiX
+#   channels are not speaker feeds, so the mask is cleared to 0.
+ambix_wav() {
+    sx "$1" -b 16 "$2" gain -n -2
+    if [[ "$(dd if="$2" bs=1 skip=12 count=4 status=none)" == "fmt " &&
+          "$(od -An -tx1 -j20 -N2 "$2" | tr -d ' \n')" == feff ]]; then
+        printf '\0\0\0\0' | dd of="$2" bs=1 seek=40 count=4 conv=notrunc status=none
+    else
+        echo "make_assets: unexpected WAV header in $2, channel mask left as is" >&2
+    fi
 }
 # mix_layers OUT IN... - plain sum (each layer already carries its gain).
 mix_layers() {
@@ -226,7 +247,7 @@ chirps() {
 # OUT_DIR only when complete.
 
 gen_fire() {   # mono LOOP 6 s: low roar + sparse crackles
-    local L=6 X=0.5 d="$TMP/fire" i t cursor off dur hp g
+    local L=6 X=0.5 d="$TMP/fire" i t cursor off dur hp lp g
     mkdir -p "$d"
     # Roar: brown noise, low-passed, with a slow flicker.
     noise brownnoise 0 6.5 "$d/roar.sox" highpass 40 lowpass 350 tremolo 0.7 25 gain -n -8
@@ -237,8 +258,9 @@ gen_fire() {   # mono LOOP 6 s: low roar + sparse crackles
         rrange 3 28; dur=$REPLY
         rrange 900 3500; hp=$REPLY
         rrange 0 16; g=$REPLY
+        rrange 5000 14000; lp=$REPLY
         off=$(sec $(( 14000 + i * 60 )))
-        piece "$TMP/master_whitenoise.wav" trim "$off" "$(sec "$dur")" highpass "$hp" \
+        piece "$TMP/master_whitenoise.wav" trim "$off" "$(sec "$dur")" highpass "$hp" lowpass "$lp" \
             fade l 0.0005 "$(sec "$dur")" "$(sec $(( dur - 1 )))" gain -"$g" \
             pad "$(sec $(( t - cursor )))" 0
         cursor=$(( t + dur )); i=$(( i + 1 ))
@@ -297,11 +319,11 @@ gen_tavern_crowd_foa() {   # FOA LOOP 8 s: murmuring crowd
     layers+=("$d/e_clink.sox")
     mix_layers "$d/mix.sox" "${layers[@]}"
     loop_wrap "$d/mix.sox" "$d/loop.sox" $L $X q
-    sx "$d/loop.sox" -b 16 "$TMP/out/tavern_crowd_foa.wav" gain -n -2
+    ambix_wav "$d/loop.sox" "$TMP/out/tavern_crowd_foa.wav"
 }
 
 gen_lute() {   # mono LOOP 8 s: plucked melody, 32 eighth notes at 120 bpm
-    local L=8 R=2 d="$TMP/lute" i=0 n semi len start vol
+    local L=8 R=2 d="$TMP/lute" i=0 n semi len start
     mkdir -p "$d"
     # semitones from A4 : length in eighths (0.25 s); D dorian tune, 4 bars.
     local melody=(-7:2 -4:1 -2:1 0:2 0:1 -2:1
@@ -327,7 +349,9 @@ gen_lute() {   # mono LOOP 8 s: plucked melody, 32 eighth notes at 120 bpm
     done
     sx -m "${args[@]}" "$d/mix.sox" highpass 60
     fit "$d/mix.sox" $(( L + R ))
-    loop_wrap "$d/mix.sox" "$d/loop.sox" $L $R add
+    # Notes fade in over 3 ms, so the seam is already smooth; keep the tune
+    # starting on its first note (no rotation).
+    loop_wrap "$d/mix.sox" "$d/loop.sox" $L $R add norotate
     sx "$d/loop.sox" -b 16 "$TMP/out/lute.wav" gain -n -2
 }
 
@@ -350,8 +374,9 @@ gen_stream() {   # mono LOOP 6 s: babbling brook
         cursor=$(( t + dur )); rrange 15 160; t=$(( cursor + REPLY ))
     done
     render_pieces "$d/bub.sox" $N
-    sx "$d/bub.sox" "$d/bub2.sox" gain -n -12
-    mix_layers "$d/mix.sox" "$d/base.sox" "$d/b1.sox" "$d/b2.sox" "$d/b3.sox" "$d/bub2.sox"
+    sx "$d/bub.sox" "$d/bub2.sox" gain -n -8
+    mix_layers "$d/mix0.sox" "$d/base.sox" "$d/b1.sox" "$d/b2.sox" "$d/b3.sox" "$d/bub2.sox"
+    sx "$d/mix0.sox" "$d/mix.sox" lowpass 6500
     loop_wrap "$d/mix.sox" "$d/loop.sox" $L $X q
     sx "$d/loop.sox" -b 16 "$TMP/out/stream.wav" gain -n -2
 }
@@ -388,7 +413,7 @@ gen_forest_foa() {   # FOA LOOP 8 s: wind, leaves, distant birds
     layers=("$d"/e[1-7].sox)
     mix_layers "$d/mix.sox" "${layers[@]}"
     loop_wrap "$d/mix.sox" "$d/loop.sox" $L $X q
-    sx "$d/loop.sox" -b 16 "$TMP/out/forest_foa.wav" gain -n -2
+    ambix_wav "$d/loop.sox" "$TMP/out/forest_foa.wav"
 }
 
 gen_announcer() {   # mono speech at espeak's native 22050 Hz (NOT resampled)
@@ -420,12 +445,12 @@ gen_arena_crowd_foa() {   # FOA LOOP 8 s: roaring crowd, strongest toward the ga
     done
     # Shouting voices, mostly in front.
     local spec=(
-        "en+m1|40|175|0.0|-15|8|0.30|Go! Go! Come on, red team! Yeah! Let's go, let's go!"
-        "en+m5|30|160|0.8|20|8|0.28|Blue team! Blue team! Show them! Oh, come on!"
-        "en+f3|65|180|0.4|55|12|0.20|Over here! Yes! We love you! Hey, hey, hey!"
-        "en+m4|35|165|1.5|-60|12|0.20|What a play! Did you see that? Unbelievable! Again!"
-        "en+f5|70|170|0.2|-130|15|0.12|Excuse me, sorry, is this seat free? Hurry, it starts soon!"
-        "en+m6|28|150|1.1|150|15|0.12|Tickets! Who needs tickets? Best seats, right by the gates!"
+        "en+m1|40|175|0.0|-15|8|0.30|Go! Go! Come on, red team! Yeah! Let's go, let's go! Push forward! Red team, red team, all the way!"
+        "en+m5|30|160|0.8|20|8|0.28|Blue team! Blue team! Show them! Oh, come on! Blue team, blue team! Get up there and fight!"
+        "en+f3|65|180|0.4|55|12|0.20|Over here! Yes! We love you! Hey, hey, hey! Look at me! Wave to us! Over here, over here!"
+        "en+m4|35|165|1.5|-60|12|0.20|What a play! Did you see that? Unbelievable! Again! Again! I have waited all year for this match!"
+        "en+f5|70|170|0.2|-130|15|0.12|Excuse me, sorry, is this seat free? Hurry, it starts soon! Where are the others? I told them the north gate."
+        "en+m6|28|150|1.1|150|15|0.12|Tickets! Who needs tickets? Best seats, right by the gates! Two for one! Last chance for tickets!"
     )
     for s in "${spec[@]}"; do
         IFS='|' read -r v p sp lead az el g text <<<"$s"
@@ -437,7 +462,7 @@ gen_arena_crowd_foa() {   # FOA LOOP 8 s: roaring crowd, strongest toward the ga
     done
     mix_layers "$d/mix.sox" "${layers[@]}"
     loop_wrap "$d/mix.sox" "$d/loop.sox" $L $X q
-    sx "$d/loop.sox" -b 16 "$TMP/out/arena_crowd_foa.wav" gain -n -2
+    ambix_wav "$d/loop.sox" "$TMP/out/arena_crowd_foa.wav"
 }
 
 gen_hum() {   # mono LOOP 4 s: 100/200/300 Hz, whole periods (400/800/1200)
