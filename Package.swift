@@ -41,6 +41,7 @@ let package = Package(
 
         .target(name: "AudioMeasurements", dependencies: ["AudioCore"], path: "Tests/AudioMeasurements"),
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "AudioMeasurements"]),
+        .testTarget(name: "DevicesTests", dependencies: ["Devices", "AudioMeasurements"]),
         .testTarget(name: "SceneTests", dependencies: ["Scene", "Engine"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "AudioMeasurements"]),
         .testTarget(name: "ScenectlTests", dependencies: ["scenectl", "AudioMeasurements", "Devices"]),

@@ -44,6 +44,8 @@ final class RenderFolder {
         let tone = Signals.sine(frequency: 440, frames: 48_000, amplitude: 0.5)
         try write("tone.wav", AudioBuffer(mono: tone), rate: 48_000)
         try write("air.wav", AudioBuffer(channelCount: 4, interleaved: tone.flatMap { [$0 * 0.3, 0, 0, $0 * 0.3] }), rate: 48_000)
+        try write("slow.wav", AudioBuffer(mono: Signals.sine(frequency: 300, frames: 22_050, amplitude: 0.2, sampleRate: 22_050)),
+                  rate: 22_050)
         try """
         name: Test room
         duration: 3
@@ -56,6 +58,10 @@ final class RenderFolder {
             file: air.wav
             mode: bed
             gain: -6
+          - id: voice
+            file: slow.wav
+            position: [-1, 0, -1]
+            gain: -20
         """.write(toFile: scene, atomically: true, encoding: .utf8)
     }
 
@@ -76,6 +82,7 @@ final class RenderFolder {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("route: headphones") && result.stdout.contains("algorithm: hrtf"), "\(result.stdout)")
         #expect(result.stdout.contains("tone") && result.stdout.contains("air") && result.stdout.contains("dBFS"))
+        #expect(result.stdout.contains("slow.wav, 1 ch, 22050 Hz (resampled to 48000 Hz)"), "\(result.stdout)")
         let audio = try AudioFileReader.read(path: out)
         #expect(audio.buffer.channelCount == 2 && audio.buffer.frameCount == 3 * 48_000 && audio.sampleRate == 48_000)
         // The tone is on the right; at 440 Hz the head shadows it only a little.
@@ -98,7 +105,7 @@ final class RenderFolder {
             #expect(abs((channel["peakDBFS"] as! Double) - peak) < 0.01)
             #expect(abs((channel["rmsDBFS"] as! Double) - Measure.rmsDecibels(samples)) < 0.01)
         }
-        #expect((summary["sources"] as! [[String: Any]]).map { $0["id"] as! String } == ["tone", "air"])
+        #expect((summary["sources"] as! [[String: Any]]).map { $0["id"] as! String } == ["tone", "air", "voice"])
     }
 
     @Test(arguments: [("out.flac", [String]()), ("out16.wav", ["--format", "wav-16"])])

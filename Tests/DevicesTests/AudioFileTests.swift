@@ -1,0 +1,71 @@
+import AudioCore
+import AudioMeasurements
+import Devices
+import Foundation
+import Testing
+
+@Suite struct SampleRateConverterTests {
+    /// Frequency from the count of upward zero crossings.
+    static func frequency(_ samples: [Float], sampleRate: Double) -> Double {
+        let crossings = zip(samples, samples.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        return Double(crossings) / (Double(samples.count) / sampleRate)
+    }
+
+    @Test(arguments: [22_050, 44_100, 96_000])
+    func aToneKeepsItsPitchLevelAndLength(inputRate: Int) throws {
+        let tone = Signals.sine(frequency: 1_000, frames: inputRate, amplitude: 0.5, sampleRate: Double(inputRate))
+        let converted = try SampleRateConverter.convert(AudioBuffer(mono: tone), from: inputRate, to: 48_000)
+        #expect(abs(converted.frameCount - 48_000) <= 1)
+        // Away from the edges, where the filter starts and stops.
+        let middle = Array(converted.samples[4_800..<43_200])
+        #expect(abs(Self.frequency(middle, sampleRate: 48_000) - 1_000) <= 2)
+        #expect(abs(Measure.rmsDecibels(middle) - Measure.rmsDecibels(tone)) < 0.1)
+        // Aligned: the filter's delay is removed, so the sine keeps its phase.
+        let expected = Signals.sine(frequency: 1_000, frames: 48_000, amplitude: 0.5)
+        let error = zip(middle, expected[4_800..<43_200]).map { Double($0 - $1) }
+        #expect(Measure.decibels((error.reduce(0) { $0 + $1 * $1 } / Double(error.count)).squareRoot()) < -40)
+    }
+}
+
+@Suite struct AudioFileTests {
+    let folder = NSTemporaryDirectory() + "audio-file-tests-" + UUID().uuidString
+
+    init() throws { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+
+    @Test(arguments: [("a.wav", AudioFileFormat.wavFloat, 1e-7), ("b.wav", .wav16, 1.0 / 32_768), ("c.flac", .flac, 1.0 / 8_388_608)])
+    func writtenAudioReadsBackWithinItsEncodingsResolution(name: String, format: AudioFileFormat, step: Double) throws {
+        let stereo = AudioBuffer(channelCount: 2, interleaved: Signals.whiteNoise(frames: 2 * 9_600, rms: 0.2))
+        let path = "\(folder)/\(name)"
+        let writer = try AudioFileWriter(path: path, format: format, channelCount: 2, sampleRate: 48_000)
+        try writer.write(stereo)
+        try writer.close()
+        let read = try AudioFileReader.read(path: path)
+        #expect(read.sampleRate == 48_000 && read.buffer.channelCount == 2 && read.buffer.frameCount == 9_600)
+        let worst = zip(read.buffer.samples, stereo.samples).map { Double(abs($0 - $1)) }.max()!
+        #expect(worst <= step, "largest error \(worst)")
+    }
+
+    @Test func anAbsurdSampleRateIsRefused() throws {
+        let path = "\(folder)/fast.wav"
+        let writer = try AudioFileWriter(path: path, format: .wav16, channelCount: 1, sampleRate: 48_000)
+        try writer.write(AudioBuffer(mono: [0.1, 0.2]))
+        try writer.close()
+        // Patch the header's rate field (bytes 24-27 of a canonical WAV) to 1 GHz.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes.replaceSubrange(24..<28, with: [0x00, 0xCA, 0x9A, 0x3B])
+        try bytes.write(to: URL(fileURLWithPath: path))
+        #expect {
+            try AudioFileReader.read(path: path)
+        } throws: { error in
+            "\(error)".contains("declares a sample rate of") && "\(error)".contains("fast.wav")
+        }
+    }
+
+    @Test func aMissingFileNamesTheFileAndTheReason() throws {
+        #expect {
+            try AudioFileReader.read(path: "\(folder)/none.wav")
+        } throws: { error in
+            (error as? SndFileError)?.call == "sf_open" && "\(error)".contains("none.wav")
+        }
+    }
+}
