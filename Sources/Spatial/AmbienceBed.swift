@@ -12,7 +12,7 @@ import COpenAL
 public final class AmbienceBed {
     private let voice: SourceVoice
     private unowned let mixer: SpatialMixer
-    public private(set) var orientation: Orientation
+    public let orientation: Orientation
 
     init(mixer: SpatialMixer, buffer: SoundBuffer, orientation: Orientation) throws {
         voice = try SourceVoice(buffer: buffer)
@@ -20,11 +20,6 @@ public final class AmbienceBed {
         self.orientation = orientation
         try voice.set(AL_SOURCE_RELATIVE, AL_TRUE, "alSourcei(AL_SOURCE_RELATIVE)")
         try voice.set(AL_POSITION, SIMD3(0, 0, 0), "alSource3f(AL_POSITION)")
-        try updateOrientation()
-    }
-
-    public func setOrientation(_ orientation: Orientation) throws {
-        self.orientation = orientation
         try updateOrientation()
     }
 
@@ -36,6 +31,4 @@ public final class AmbienceBed {
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     public func play() throws { try voice.play() }
-    public func stop() throws { try voice.stop() }
-    public var isPlaying: Bool { voice.isPlaying }
 }

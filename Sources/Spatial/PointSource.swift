@@ -18,6 +18,4 @@ public final class PointSource {
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     public func play() throws { try voice.play() }
-    public func stop() throws { try voice.stop() }
-    public var isPlaying: Bool { voice.isPlaying }
 }

@@ -70,19 +70,4 @@ final class SourceVoice {
             try OpenALError.check("alSourcePlay")
         }
     }
-
-    func stop() throws {
-        try device.withContext {
-            alSourceStop(name)
-            try OpenALError.check("alSourceStop")
-        }
-    }
-
-    var isPlaying: Bool {
-        device.withContext {
-            var state: ALint = 0
-            alGetSourcei(name, AL_SOURCE_STATE, &state)
-            return state == AL_PLAYING
-        }
-    }
 }
