@@ -17,10 +17,13 @@ public enum AudioFileFormat: String, Sendable, CaseIterable, CustomStringConvert
         else { return nil }
     }
 
-    var sndFileFormat: Int32 {
-        switch self {
-        case .wavFloat: Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
-        case .wav16: Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16)
+    /// libsndfile's format; WAV with more than two channels is written as
+    /// WAVE_FORMAT_EXTENSIBLE so the file says which speaker each channel feeds.
+    func sndFileFormat(channelCount: Int) -> Int32 {
+        let wav = channelCount > 2 ? SF_FORMAT_WAVEX : SF_FORMAT_WAV
+        return switch self {
+        case .wavFloat: Int32(wav | SF_FORMAT_FLOAT)
+        case .wav16: Int32(wav | SF_FORMAT_PCM_16)
         case .flac: Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_24)
         }
     }
@@ -32,11 +35,24 @@ public final class AudioFileWriter {
     public let channelCount: Int
     private var file: OpaquePointer?
 
+    /// A file for an output layout; WAV files record which speaker each channel feeds.
+    public convenience init(path: String, format: AudioFileFormat, layout: ChannelLayout, sampleRate: Int) throws {
+        try self.init(path: path, format: format, channelCount: layout.channelCount, sampleRate: sampleRate)
+        if format != .flac && layout.channelCount > 2 {
+            // FLAC fixes its channel order, which is already WAV's.
+            var map = layout.speakers.map(Self.channelMapEntry)
+            let size = Int32(map.count * MemoryLayout<Int32>.size)
+            if sf_command(file, Int32(SFC_SET_CHANNEL_MAP_INFO), &map, size) != SF_TRUE {
+                throw SndFileError.pending("sf_command(SFC_SET_CHANNEL_MAP_INFO)", path: path, file: file)
+            }
+        }
+    }
+
     public init(path: String, format: AudioFileFormat, channelCount: Int, sampleRate: Int) throws {
         var info = SF_INFO()
         info.channels = Int32(channelCount)
         info.samplerate = Int32(sampleRate)
-        info.format = format.sndFileFormat
+        info.format = format.sndFileFormat(channelCount: channelCount)
         guard sf_format_check(&info) == SF_TRUE else {
             throw SndFileError(call: "sf_format_check", path: path,
                                reason: "\(format) with \(channelCount) channels at \(sampleRate) Hz is not a valid format")
@@ -52,6 +68,20 @@ public final class AudioFileWriter {
     }
 
     deinit { if let file { sf_close(file) } }
+
+    private static func channelMapEntry(_ speaker: Speaker) -> Int32 {
+        let entry = switch speaker {
+        case .frontLeft: SF_CHANNEL_MAP_LEFT
+        case .frontRight: SF_CHANNEL_MAP_RIGHT
+        case .frontCenter: SF_CHANNEL_MAP_CENTER
+        case .lowFrequency: SF_CHANNEL_MAP_LFE
+        case .sideLeft: SF_CHANNEL_MAP_SIDE_LEFT
+        case .sideRight: SF_CHANNEL_MAP_SIDE_RIGHT
+        case .backLeft: SF_CHANNEL_MAP_REAR_LEFT
+        case .backRight: SF_CHANNEL_MAP_REAR_RIGHT
+        }
+        return Int32(entry)
+    }
 
     public func write(interleaved block: UnsafeBufferPointer<Float>) throws {
         guard let file else { throw SndFileError(call: "sf_writef_float", path: path, reason: "file already closed") }

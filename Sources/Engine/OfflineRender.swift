@@ -29,6 +29,7 @@ public struct RenderSummary: Codable, Sendable {
     public var scene: String
     public var name: String
     public var route: String
+    public var layout: String
     /// Why the route is what it is.
     public var routeReason: String
     public var algorithm: String
@@ -46,8 +47,6 @@ public struct RenderSummary: Codable, Sendable {
 
 /// Renders a room from its start into an optional file, metering every block.
 public enum OfflineRender {
-    public static let channelNames = ["left", "right"]
-
     /// - Parameter progress: called with the fraction done after each block.
     public static func run(room: Room, route requested: OutputRoute?, seconds: Double,
                            writer: AudioFileWriter?, format: AudioFileFormat?,
@@ -76,14 +75,14 @@ public enum OfflineRender {
 
         return RenderSummary(
             scene: room.scene.file, name: room.scene.name,
-            route: renderer.route.rawValue,
+            route: renderer.route.rawValue, layout: renderer.layout.rawValue,
             routeReason: routeReason(requested: requested, scene: room.scene.route, resolved: renderer.route),
             algorithm: renderer.algorithm.rawValue, hrtf: renderer.hrtfName,
             sampleRate: Room.sampleRate, seconds: Double(totalFrames) / Double(Room.sampleRate),
             output: writer?.path, format: format?.rawValue,
             sources: room.sources.map(summary),
-            channels: (0..<renderer.channelCount).map {
-                RenderSummary.Channel(name: channelNames[$0], peakDBFS: meter.peakDecibels(channel: $0), rmsDBFS: meter.rmsDecibels(channel: $0))
+            channels: renderer.layout.channelLabels.indices.map {
+                RenderSummary.Channel(name: renderer.layout.channelLabels[$0], peakDBFS: meter.peakDecibels(channel: $0), rmsDBFS: meter.rmsDecibels(channel: $0))
             },
             renderSeconds: wallSeconds,
             realTimeFactor: wallSeconds > 0 ? Double(totalFrames) / Double(Room.sampleRate) / wallSeconds : .infinity)
@@ -113,7 +112,7 @@ extension RenderSummary: CustomStringConvertible {
         var lines = ["\(name) (\(scene))"]
         var algorithmText = algorithm
         if let hrtf { algorithmText += " with \(hrtf)" }
-        lines.append("route: \(route) (\(routeReason)); algorithm: \(algorithmText); \(sampleRate) Hz")
+        lines.append("route: \(route) (\(routeReason)), \(layout); algorithm: \(algorithmText); \(sampleRate) Hz")
         lines.append("sources:")
         if sources.isEmpty { lines.append("  (none)") }
         let idWidth = sources.map(\.id.count).max() ?? 0
@@ -131,7 +130,7 @@ extension RenderSummary: CustomStringConvertible {
         lines.append(rendered)
         for channel in channels {
             lines.append(String(format: "  %@  peak %7.1f dBFS  RMS %7.1f dBFS",
-                                channel.name.padding(toLength: 5, withPad: " ", startingAt: 0), channel.peakDBFS, channel.rmsDBFS))
+                                channel.name.padding(toLength: 10, withPad: " ", startingAt: 0), channel.peakDBFS, channel.rmsDBFS))
         }
         return lines.joined(separator: "\n")
     }

@@ -15,6 +15,7 @@ public final class RoomRenderer {
     public let room: Room
     public let route: OutputRoute
     public var algorithm: RenderAlgorithm { mixer.algorithm }
+    public var layout: ChannelLayout { mixer.layout }
     public var channelCount: Int { mixer.channelCount }
     public var hrtfName: String? { mixer.hrtfName }
     public var sampleRate: Int { Room.sampleRate }
@@ -42,9 +43,6 @@ public final class RoomRenderer {
             }
         }
     }
-
-    /// Channels the renderer produces for `route`, known before it is built.
-    public static func channelCount(route: OutputRoute) -> Int { route.resolved().channelCount }
 
     /// - Parameter route: overrides the scene's route when given.
     public init(room: Room, route: OutputRoute? = nil) throws {

@@ -1,3 +1,4 @@
+import AudioCore
 import COpenAL
 
 /// An OpenAL Soft loopback device and its one context: OpenAL mixes only
@@ -8,23 +9,24 @@ import COpenAL
 /// threads without fighting over OpenAL's process-wide current context.
 final class LoopbackDevice {
     let sampleRate: Int
-    let channelCount: Int
+    let layout: ChannelLayout
     /// Name of the HRTF data set in use, or nil when HRTF is off.
     let hrtfName: String?
     private let device: OpaquePointer
     private let context: OpaquePointer
 
-    init(sampleRate: Int, hrtf: Bool) throws {
+    init(sampleRate: Int, layout: ChannelLayout, hrtf: Bool) throws {
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else {
             throw OpenALError(call: "alcLoopbackOpenDeviceSOFT", code: alcGetError(nil))
         }
-        guard alcIsRenderFormatSupportedSOFT(device, ALCsizei(sampleRate), ALC_STEREO_SOFT, ALC_FLOAT_SOFT) == ALC_TRUE else {
+        let channels = Self.alcChannels(layout)
+        guard alcIsRenderFormatSupportedSOFT(device, ALCsizei(sampleRate), channels, ALC_FLOAT_SOFT) == ALC_TRUE else {
             alcCloseDevice(device)
             throw OpenALError(call: "alcIsRenderFormatSupportedSOFT", code: ALC_INVALID_VALUE,
-                              detail: "stereo float at \(sampleRate) Hz is not supported")
+                              detail: "\(layout.rawValue) float at \(sampleRate) Hz is not supported")
         }
         var attributes: [ALCint] = [
-            ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT,
+            ALC_FORMAT_CHANNELS_SOFT, channels,
             ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT,
             ALC_FREQUENCY, ALCint(sampleRate),
             ALC_HRTF_SOFT, hrtf ? ALC_TRUE : ALC_FALSE,
@@ -42,7 +44,7 @@ final class LoopbackDevice {
         self.device = device
         self.context = context
         self.sampleRate = sampleRate
-        self.channelCount = 2
+        self.layout = layout
 
         var status: ALCint = 0
         alcGetIntegerv(device, ALC_HRTF_STATUS_SOFT, 1, &status)
@@ -77,6 +79,17 @@ final class LoopbackDevice {
     /// Mixes `frameCount` frames of interleaved float into `output`.
     func render(into output: UnsafeMutablePointer<Float>, frameCount: Int) {
         alcRenderSamplesSOFT(device, output, ALCsizei(frameCount))
+    }
+
+    /// The loopback format for `layout`; OpenAL Soft's loopback device writes
+    /// its channels in WAV order, so blocks go to files as they are.
+    private static func alcChannels(_ layout: ChannelLayout) -> ALCenum {
+        switch layout {
+        case .mono: ALC_MONO_SOFT
+        case .stereo: ALC_STEREO_SOFT
+        case .surround51: ALC_5POINT1_SOFT
+        case .surround71: ALC_7POINT1_SOFT
+        }
     }
 
     /// Index of the data set recorded at the device's rate; OpenAL Soft 1.19

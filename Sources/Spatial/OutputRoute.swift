@@ -1,27 +1,47 @@
-/// Where the rendered audio goes, which decides how it is spatialised.
+import AudioCore
+
+/// Where the rendered audio goes, which decides its channels and how it is spatialised.
 public enum OutputRoute: String, Sendable, CaseIterable, CustomStringConvertible {
     /// Chosen from what is known about the output device.
     case auto
     case headphones
+    /// Headphones with a microphone.
+    case headset
+    /// Stereo speakers, of a kind not known.
     case speakers
+    /// A laptop's or monitor's own stereo speakers.
+    case builtInSpeakers
+    /// Stereo speakers standing apart from the listener.
+    case externalSpeakers
+    case surround51
+    case surround71
+    case mono
 
     public var description: String { rawValue }
 
     /// The route `auto` stands for when nothing is known about the device:
-    /// binaural rendering is right on headphones and merely wide on speakers,
-    /// while panning collapses on headphones, so headphones are the safer guess.
+    /// binaural output stays intelligible on speakers while panning
+    /// collapses on headphones, so headphones are the safer guess.
     public func resolved() -> OutputRoute {
         self == .auto ? .headphones : self
     }
 
-    /// Channels the route's device receives.
-    public var channelCount: Int { 2 }
+    public var layout: ChannelLayout {
+        switch resolved() {
+        case .headphones, .headset, .speakers, .builtInSpeakers, .externalSpeakers, .auto: .stereo
+        case .surround51: .surround51
+        case .surround71: .surround71
+        case .mono: .mono
+        }
+    }
 
-    /// The rendering algorithm a source gets on this route when it asks for none.
+    /// The rendering algorithm a source gets on this route when it asks for
+    /// none: the one table the renderer and the route monitor share.
     public var automaticAlgorithm: RenderAlgorithm {
         switch resolved() {
-        case .headphones: .hrtf
-        case .speakers, .auto: .panning
+        case .headphones, .headset, .auto: .hrtf
+        // On a single channel, panning gives every source its full level: a downmix.
+        case .speakers, .builtInSpeakers, .externalSpeakers, .surround51, .surround71, .mono: .panning
         }
     }
 }
@@ -30,7 +50,7 @@ public enum OutputRoute: String, Sendable, CaseIterable, CustomStringConvertible
 public enum RenderAlgorithm: String, Sendable, CustomStringConvertible {
     /// Binaural filtering through head-related transfer functions.
     case hrtf
-    /// Amplitude panning between the output channels.
+    /// Amplitude panning over the route's real loudspeaker layout.
     case panning
 
     public var description: String { rawValue }

@@ -7,7 +7,8 @@ public final class SpatialMixer {
     public let route: OutputRoute
     public let algorithm: RenderAlgorithm
     public let sampleRate: Int
-    public var channelCount: Int { device.channelCount }
+    public var layout: ChannelLayout { device.layout }
+    public var channelCount: Int { device.layout.channelCount }
     /// The HRTF data set in use, when the algorithm is HRTF.
     public var hrtfName: String? { device.hrtfName }
 
@@ -20,7 +21,7 @@ public final class SpatialMixer {
         self.route = route.resolved()
         self.algorithm = self.route.automaticAlgorithm
         self.sampleRate = sampleRate
-        device = try LoopbackDevice(sampleRate: sampleRate, hrtf: algorithm == .hrtf)
+        device = try LoopbackDevice(sampleRate: sampleRate, layout: self.route.layout, hrtf: algorithm == .hrtf)
         try setDistanceModel(DistanceModel())
     }
 

@@ -65,8 +65,8 @@ struct Render: ParsableCommand {
 
         let seconds = seconds ?? room.scene.duration ?? Self.defaultSeconds
         let format = format ?? AudioFileFormat(path: out)!
-        let channels = RoomRenderer.channelCount(route: route ?? room.scene.route)
-        let writer = try AudioFileWriter(path: out, format: format, channelCount: channels, sampleRate: Room.sampleRate)
+        let layout = (route ?? room.scene.route).layout
+        let writer = try AudioFileWriter(path: out, format: format, layout: layout, sampleRate: Room.sampleRate)
         var reported = 0
         let summary = try OfflineRender.run(room: room, route: route, seconds: seconds, writer: writer, format: format) { done in
             guard seconds > Self.progressThreshold else { return }

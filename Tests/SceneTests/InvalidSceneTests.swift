@@ -46,7 +46,7 @@ let invalidScenes: [Invalid] = [
     Invalid(name: "unknown distance model", yaml: "distance: { model: cubic }\n", line: 1, field: "distance.model",
             message: "\"cubic\": expected one of inverse, linear, exponential, none"),
     Invalid(name: "unknown route", yaml: "output: { route: car }\n", line: 1, field: "output.route",
-            message: "expected one of auto, headphones, speakers"),
+            message: "expected one of auto, headphones, headset, speakers, builtInSpeakers, externalSpeakers, surround51, surround71, mono"),
     Invalid(name: "position is not three numbers", yaml: "sources:\n  - id: v\n    file: mono.wav\n    position: [1, 2]\n", line: 4,
             field: "sources[0].position", message: "expected [x, y, z] in metres"),
     Invalid(name: "missing file", yaml: "sources:\n  - id: v\n    file: nowhere.wav\n    position: [1, 0, 0]\n", line: 3,

@@ -119,6 +119,19 @@ final class RenderFolder {
         #expect(Measure.rmsDecibels(audio.buffer.channel(1)) > -40)
     }
 
+    @Test(arguments: [("surround51", ["left", "right", "center", "LFE", "side left", "side right"]),
+                      ("surround71", ["left", "right", "center", "LFE", "back left", "back right", "side left", "side right"]),
+                      ("mono", ["mono"])])
+    func everyRouteWritesItsChannels(route: String, labels: [String]) throws {
+        let folder = try RenderFolder()
+        let out = folder.path + "/out.wav"
+        let result = try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "1", "--route", route, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        #expect((summary["channels"] as! [[String: Any]]).map { $0["name"] as! String } == labels)
+        #expect(try AudioFileReader.read(path: out).buffer.channelCount == labels.count)
+    }
+
     @Test func anInvalidSceneExitsWith2AndRendersNothing() throws {
         let folder = try RenderFolder()
         try "sources:\n  - id: tone\n    file: tone.wav\n    position: [2, 0, .nan]\n".write(toFile: folder.scene, atomically: true, encoding: .utf8)

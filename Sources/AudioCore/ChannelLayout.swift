@@ -1,0 +1,40 @@
+/// A loudspeaker a channel feeds.
+public enum Speaker: String, Sendable, CaseIterable {
+    case frontLeft, frontRight, frontCenter, lowFrequency, sideLeft, sideRight, backLeft, backRight
+
+    /// Short name for summaries.
+    public var label: String {
+        switch self {
+        case .frontLeft: "left"
+        case .frontRight: "right"
+        case .frontCenter: "center"
+        case .lowFrequency: "LFE"
+        case .sideLeft: "side left"
+        case .sideRight: "side right"
+        case .backLeft: "back left"
+        case .backRight: "back right"
+        }
+    }
+}
+
+/// The channels of an output, in the order WAV files (WAVE_FORMAT_EXTENSIBLE) store them.
+public enum ChannelLayout: String, Sendable, CaseIterable {
+    case mono
+    case stereo
+    case surround51 = "5.1"
+    case surround71 = "7.1"
+
+    public var speakers: [Speaker] {
+        switch self {
+        case .mono: [.frontCenter]
+        case .stereo: [.frontLeft, .frontRight]
+        case .surround51: [.frontLeft, .frontRight, .frontCenter, .lowFrequency, .sideLeft, .sideRight]
+        case .surround71: [.frontLeft, .frontRight, .frontCenter, .lowFrequency, .backLeft, .backRight, .sideLeft, .sideRight]
+        }
+    }
+
+    public var channelCount: Int { speakers.count }
+
+    /// Names for summaries; a mono channel is just "mono".
+    public var channelLabels: [String] { self == .mono ? ["mono"] : speakers.map(\.label) }
+}
