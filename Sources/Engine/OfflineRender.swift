@@ -22,8 +22,15 @@ public struct RenderSummary: Codable, Sendable {
 
     public struct Channel: Codable, Sendable {
         public var name: String
-        public var peakDBFS: Double
-        public var rmsDBFS: Double
+        /// Levels in dBFS; nil (JSON null) for a channel of digital silence.
+        public var peakDBFS: Double?
+        public var rmsDBFS: Double?
+
+        init(name: String, peak: Double, rms: Double) {
+            self.name = name
+            peakDBFS = peak.isFinite ? peak : nil
+            rmsDBFS = rms.isFinite ? rms : nil
+        }
     }
 
     public var scene: String
@@ -82,7 +89,7 @@ public enum OfflineRender {
             output: writer?.path, format: format?.rawValue,
             sources: room.sources.map(summary),
             channels: renderer.layout.channelLabels.indices.map {
-                RenderSummary.Channel(name: renderer.layout.channelLabels[$0], peakDBFS: meter.peakDecibels(channel: $0), rmsDBFS: meter.rmsDecibels(channel: $0))
+                RenderSummary.Channel(name: renderer.layout.channelLabels[$0], peak: meter.peakDecibels(channel: $0), rms: meter.rmsDecibels(channel: $0))
             },
             renderSeconds: wallSeconds,
             realTimeFactor: wallSeconds > 0 ? Double(totalFrames) / Double(Room.sampleRate) / wallSeconds : .infinity)
@@ -130,7 +137,8 @@ extension RenderSummary: CustomStringConvertible {
         lines.append(rendered)
         for channel in channels {
             lines.append(String(format: "  %@  peak %7.1f dBFS  RMS %7.1f dBFS",
-                                channel.name.padding(toLength: 10, withPad: " ", startingAt: 0), channel.peakDBFS, channel.rmsDBFS))
+                                channel.name.padding(toLength: 10, withPad: " ", startingAt: 0),
+                                channel.peakDBFS ?? -.infinity, channel.rmsDBFS ?? -.infinity))
         }
         return lines.joined(separator: "\n")
     }
