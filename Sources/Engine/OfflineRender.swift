@@ -41,6 +41,8 @@ public struct RenderSummary: Codable, Sendable {
     public var routeReason: String
     public var algorithm: String
     public var hrtf: String?
+    /// The room's reverb preset and return level, if it has one.
+    public var reverb: String?
     public var sampleRate: Int
     public var seconds: Double
     public var output: String?
@@ -85,6 +87,7 @@ public enum OfflineRender {
             route: renderer.route.rawValue, layout: renderer.layout.rawValue,
             routeReason: routeReason(requested: requested, scene: room.scene.route, resolved: renderer.route),
             algorithm: renderer.algorithm.rawValue, hrtf: renderer.hrtfName,
+            reverb: room.scene.reverb.map { "\($0.preset.rawValue) at \(String(format: "%+.1f", $0.levelDecibels)) dB" },
             sampleRate: Room.sampleRate, seconds: Double(totalFrames) / Double(Room.sampleRate),
             output: writer?.path, format: format?.rawValue,
             sources: room.sources.map(summary),
@@ -120,6 +123,7 @@ extension RenderSummary: CustomStringConvertible {
         var algorithmText = algorithm
         if let hrtf { algorithmText += " with \(hrtf)" }
         lines.append("route: \(route) (\(routeReason)), \(layout); algorithm: \(algorithmText); \(sampleRate) Hz")
+        if let reverb { lines.append("reverb: \(reverb)") }
         lines.append("sources:")
         if sources.isEmpty { lines.append("  (none)") }
         let idWidth = sources.map(\.id.count).max() ?? 0

@@ -51,6 +51,7 @@ public final class RoomRenderer {
         self.route = (route ?? scene.route).resolved()
         mixer = try SpatialMixer(route: self.route, sampleRate: Room.sampleRate)
         try mixer.setDistanceModel(scene.distance)
+        if let reverb = scene.reverb { try mixer.setReverb(reverb.preset, levelDecibels: reverb.levelDecibels) }
         try mixer.setListener(position: scene.listenerPosition, orientation: scene.listenerOrientation)
 
         var voices: [Voice] = []
@@ -64,11 +65,15 @@ public final class RoomRenderer {
                 try point.setPosition(description.placement.position(at: description.start))
                 try point.setGain(linear: gain)
                 try point.setLooping(description.loop)
+                try point.setRate(description.rate)
+                let paths = description.paths
+                try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
                 renderable = .point(point, description.placement)
             case .bed:
                 let bed = try mixer.makeAmbienceBed(ambiX: source.audio, orientation: description.orientation)
                 try bed.setGain(linear: gain)
                 try bed.setLooping(description.loop)
+                try bed.setRate(description.rate)
                 renderable = .bed(bed)
             }
             voices.append(Voice(renderable: renderable, startFrame: Int((description.start * Double(Room.sampleRate)).rounded())))

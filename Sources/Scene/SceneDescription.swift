@@ -12,11 +12,13 @@ public struct SceneDescription: Sendable {
     public var listenerPosition: Position
     public var listenerOrientation: Orientation
     public var distance: DistanceModel
+    /// The room's reverberation, if it has any.
+    public var reverb: RoomReverb?
     public var sources: [SourceDescription]
 
     public init(file: String, name: String, duration: Double? = nil, route: OutputRoute = .auto,
                 listenerPosition: Position = .zero, listenerOrientation: Orientation = .identity,
-                distance: DistanceModel = DistanceModel(), sources: [SourceDescription] = []) {
+                distance: DistanceModel = DistanceModel(), reverb: RoomReverb? = nil, sources: [SourceDescription] = []) {
         self.file = file
         self.name = name
         self.duration = duration
@@ -24,7 +26,37 @@ public struct SceneDescription: Sendable {
         self.listenerPosition = listenerPosition
         self.listenerOrientation = listenerOrientation
         self.distance = distance
+        self.reverb = reverb
         self.sources = sources
+    }
+}
+
+public struct RoomReverb: Sendable, Equatable {
+    public var preset: ReverbPreset
+    /// Level of the reverb return, in dB.
+    public var levelDecibels: Double
+
+    public init(preset: ReverbPreset, levelDecibels: Double = 0) {
+        self.preset = preset
+        self.levelDecibels = levelDecibels
+    }
+}
+
+/// How a point source reaches the listener through the room.
+public struct RoomPaths: Sendable, Equatable {
+    /// 0: direct sound only; 1: reverb only (equal-power crossfade).
+    public var reverbBlend: Double
+    /// dB, 0 or less: darkens the direct path.
+    public var obstruction: Double
+    /// dB, 0 or less: darkens the direct path and the reverb send.
+    public var occlusion: Double
+
+    public static let `default` = RoomPaths(reverbBlend: 0.2, obstruction: 0, occlusion: 0)
+
+    public init(reverbBlend: Double, obstruction: Double, occlusion: Double) {
+        self.reverbBlend = reverbBlend
+        self.obstruction = obstruction
+        self.occlusion = occlusion
     }
 }
 
@@ -82,10 +114,15 @@ public struct SourceDescription: Sendable {
     public var loop: Bool
     /// Seconds into the room's timeline when the source starts.
     public var start: Double
+    /// Playback rate and pitch, 0.5 to 2.
+    public var rate: Double
+    /// Point sources only.
+    public var paths: RoomPaths
 
     public init(id: String, audioPath: String, audioField: FieldLocation, mode: SourceMode,
                 placement: Placement = .fixed(.zero), orientation: Orientation = .identity,
-                gainDecibels: Double = 0, loop: Bool = false, start: Double = 0) {
+                gainDecibels: Double = 0, loop: Bool = false, start: Double = 0,
+                rate: Double = 1, paths: RoomPaths = .default) {
         self.id = id
         self.audioPath = audioPath
         self.audioField = audioField
@@ -95,6 +132,8 @@ public struct SourceDescription: Sendable {
         self.gainDecibels = gainDecibels
         self.loop = loop
         self.start = start
+        self.rate = rate
+        self.paths = paths
     }
 }
 

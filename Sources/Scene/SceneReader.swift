@@ -22,7 +22,7 @@ final class SceneReader {
     // MARK: The scene
 
     func scene(_ root: Node) -> SceneDescription? {
-        guard let keys = mapping(root, "", allowed: ["version", "name", "duration", "output", "listener", "distance", "sources"]) else {
+        guard let keys = mapping(root, "", allowed: ["version", "name", "duration", "output", "listener", "distance", "reverb", "sources"]) else {
             return nil
         }
         if let node = keys["version"], let version = number(node, "version", in: 1...1_000, unit: "") {
@@ -48,6 +48,12 @@ final class SceneReader {
         }
         if let node = keys["distance"] {
             scene.distance = distance(node) ?? scene.distance
+        }
+        if let node = keys["reverb"], let reverb = mapping(node, "reverb", allowed: ["preset", "level"]),
+           let presetNode = required(reverb, "preset", in: "reverb", node),
+           let preset: ReverbPreset = choice(presetNode, "reverb.preset") {
+            let level = reverb["level"].flatMap { number($0, "reverb.level", in: -60...12, unit: "dB") } ?? 0
+            scene.reverb = RoomReverb(preset: preset, levelDecibels: level)
         }
         if let node = keys["sources"] {
             scene.sources = sources(node)
@@ -101,7 +107,8 @@ final class SceneReader {
     }
 
     private func source(_ node: Node, _ field: String) -> SourceDescription? {
-        let allowed = ["id", "file", "mode", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start"]
+        let allowed = ["id", "file", "mode", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start",
+                       "rate", "reverbBlend", "obstruction", "occlusion"]
         guard let keys = mapping(node, field, allowed: allowed) else { return nil }
         let problemsBefore = issues.count
 
@@ -137,16 +144,30 @@ final class SceneReader {
                            "a bed has no position: it surrounds the listener and turns with yaw, pitch and roll")
                 }
             }
+            for key in ["reverbBlend", "obstruction", "occlusion"] {
+                if let node = keys[key] {
+                    report(node, "\(field).\(key)", value: scalarText(node),
+                           "a bed is the room's own ambience: it has no path through the room to change")
+                }
+            }
         }
         if let audio, let fileNode = keys["file"] { inspect(audio.path, mode: mode, node: fileNode, field: "\(field).file") }
         let turned = orientation(keys, field)
         let gain = keys["gain"].flatMap { number($0, "\(field).gain", in: -120...24, unit: "dB") } ?? 0
         let loop = keys["loop"].flatMap { bool($0, "\(field).loop") } ?? false
         let start = keys["start"].flatMap { number($0, "\(field).start", in: 0...Self.maximumSeconds, unit: "s") } ?? 0
+        let rate = keys["rate"].flatMap { number($0, "\(field).rate", in: 0.5...2, unit: "") } ?? 1
+        var paths = RoomPaths.default
+        if mode == .point {
+            if let node = keys["reverbBlend"], let value = number(node, "\(field).reverbBlend", in: 0...1, unit: "") { paths.reverbBlend = value }
+            if let node = keys["obstruction"], let value = number(node, "\(field).obstruction", in: -100...0, unit: "dB") { paths.obstruction = value }
+            if let node = keys["occlusion"], let value = number(node, "\(field).occlusion", in: -100...0, unit: "dB") { paths.occlusion = value }
+        }
 
         guard issues.count == problemsBefore, let id, let audio else { return nil }
         return SourceDescription(id: id, audioPath: audio.path, audioField: audio.location, mode: mode,
-                                 placement: placement, orientation: turned, gainDecibels: gain, loop: loop, start: start)
+                                 placement: placement, orientation: turned, gainDecibels: gain, loop: loop, start: start,
+                                 rate: rate, paths: paths)
     }
 
     private func sourceID(_ node: Node, _ field: String) -> String? {

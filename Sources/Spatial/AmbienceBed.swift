@@ -29,6 +29,9 @@ public final class AmbienceBed {
     }
 
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
+
+    /// Playback rate, which is also pitch.
+    public func setRate(_ rate: Double) throws { try voice.set(AL_PITCH, Float(rate), "alSourcef(AL_PITCH)") }
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     public func play() throws { try voice.play() }
 }

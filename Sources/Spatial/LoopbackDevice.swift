@@ -31,6 +31,8 @@ final class LoopbackDevice {
             ALC_FREQUENCY, ALCint(sampleRate),
             ALC_HRTF_SOFT, hrtf ? ALC_TRUE : ALC_FALSE,
             ALC_OUTPUT_LIMITER_SOFT, ALC_TRUE,
+            // One send per source: the room's reverb.
+            ALC_MAX_AUXILIARY_SENDS, 1,
         ]
         if hrtf, let id = Self.hrtfIndex(device: device, sampleRate: sampleRate) {
             attributes += [ALC_HRTF_ID_SOFT, id]

@@ -1,11 +1,18 @@
+import AudioCore
 import COpenAL
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A mono sound at a position in the world, attenuated with distance.
 public final class PointSource {
     private let voice: SourceVoice
+    private unowned let mixer: SpatialMixer
 
-    init(device: LoopbackDevice, buffer: SoundBuffer, distance: DistanceModel) throws {
+    init(mixer: SpatialMixer, buffer: SoundBuffer, distance: DistanceModel) throws {
         voice = try SourceVoice(buffer: buffer)
+        self.mixer = mixer
         try voice.set(AL_REFERENCE_DISTANCE, Float(distance.reference), "alSourcef(AL_REFERENCE_DISTANCE)")
         try voice.set(AL_MAX_DISTANCE, Float(distance.maximum), "alSourcef(AL_MAX_DISTANCE)")
         try voice.set(AL_ROLLOFF_FACTOR, Float(distance.rolloff), "alSourcef(AL_ROLLOFF_FACTOR)")
@@ -16,6 +23,30 @@ public final class PointSource {
     }
 
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
+
+    /// Playback rate, which is also pitch: 2 plays an octave up, twice as fast.
+    public func setRate(_ rate: Double) throws { try voice.set(AL_PITCH, Float(rate), "alSourcef(AL_PITCH)") }
+
+    /// How the source reaches the listener through the room.
+    ///
+    /// - `reverbBlend` crossfades, at equal power, from the direct sound
+    ///   alone (0) to the room's reverb alone (1); it matters only when the
+    ///   room has a reverb.
+    /// - `obstruction` (dB, 0 or less) darkens the direct path only, as an
+    ///   object between source and listener does: the room still hears it.
+    /// - `occlusion` (dB) darkens the direct path and the reverb send, as a
+    ///   wall between the source's room and the listener's does.
+    public func setRoomEffects(reverbBlend: Double, obstruction: Double, occlusion: Double) throws {
+        let occluded = Level.linear(fromDecibels: occlusion)
+        let obstructed = Level.linear(fromDecibels: obstruction)
+        guard let reverb = mixer.reverb else {
+            try voice.setPaths(direct: LowPass(gain: 1, gainHF: obstructed * occluded), send: nil)
+            return
+        }
+        let angle = reverbBlend * .pi / 2
+        try voice.setPaths(direct: LowPass(gain: cos(angle), gainHF: obstructed * occluded),
+                           send: (reverb.slot, LowPass(gain: sin(angle), gainHF: occluded)))
+    }
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     public func play() throws { try voice.play() }
 }

@@ -70,4 +70,36 @@ final class SourceVoice {
             try OpenALError.check("alSourcePlay")
         }
     }
+
+    /// Sets the low-pass on the direct path and, when there is a slot, on
+    /// the send to it. OpenAL copies a filter's values when it is attached,
+    /// so one filter object serves both and is deleted afterwards.
+    func setPaths(direct: LowPass, send: (slot: ALuint, filter: LowPass)?) throws {
+        try device.withContext {
+            var filter: ALuint = 0
+            alGenFilters(1, &filter)
+            try OpenALError.check("alGenFilters")
+            defer { alDeleteFilters(1, &filter) }
+            alFilteri(filter, AL_FILTER_TYPE, AL_FILTER_LOWPASS)
+            direct.apply(to: filter)
+            alSourcei(name, AL_DIRECT_FILTER, ALint(filter))
+            try OpenALError.check("alSourcei(AL_DIRECT_FILTER)")
+            if let send {
+                send.filter.apply(to: filter)
+                alSource3i(name, AL_AUXILIARY_SEND_FILTER, ALint(send.slot), 0, ALint(filter))
+                try OpenALError.check("alSource3i(AL_AUXILIARY_SEND_FILTER)")
+            }
+        }
+    }
+}
+
+/// OpenAL's low-pass: a broadband gain, and a gain at 5 kHz and above.
+struct LowPass {
+    var gain: Double
+    var gainHF: Double
+
+    func apply(to filter: ALuint) {
+        alFilterf(filter, AL_LOWPASS_GAIN, Float(min(max(gain, 0), 1)))
+        alFilterf(filter, AL_LOWPASS_GAINHF, Float(min(max(gainHF, 0), 1)))
+    }
 }

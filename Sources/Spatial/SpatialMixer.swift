@@ -13,6 +13,8 @@ public final class SpatialMixer {
     public var hrtfName: String? { device.hrtfName }
 
     let device: LoopbackDevice
+    /// The room's reverb, which point sources send to.
+    private(set) var reverb: ReverbSlot?
     private(set) var listenerRotation = Rotation.identity
     private var beds: [Weak<AmbienceBed>] = []
 
@@ -23,6 +25,11 @@ public final class SpatialMixer {
         self.sampleRate = sampleRate
         device = try LoopbackDevice(sampleRate: sampleRate, layout: self.route.layout, hrtf: algorithm == .hrtf)
         try setDistanceModel(DistanceModel())
+    }
+
+    /// Gives the room a reverb; sources set their sends to it afterwards.
+    public func setReverb(_ preset: ReverbPreset, levelDecibels: Double) throws {
+        reverb = try ReverbSlot(device: device, preset: preset, gain: Level.linear(fromDecibels: levelDecibels))
     }
 
     public func setDistanceModel(_ model: DistanceModel) throws {
@@ -48,7 +55,7 @@ public final class SpatialMixer {
 
     public func makePointSource(mono samples: [Float], distance: DistanceModel) throws -> PointSource {
         let buffer = try SoundBuffer(device: device, format: AL_FORMAT_MONO_FLOAT32, interleaved: samples)
-        return try PointSource(device: device, buffer: buffer, distance: distance)
+        return try PointSource(mixer: self, buffer: buffer, distance: distance)
     }
 
     /// A world-anchored first-order bed from AmbiX (ACN order, SN3D) audio.

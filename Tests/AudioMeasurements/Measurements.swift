@@ -48,6 +48,29 @@ public enum Measure {
         return (Double(best - maxLagFrames) + offset) / sampleRate
     }
 
+    /// Reverberation time (RT60) from the Schroeder backward integral of a
+    /// decay that starts at `samples[0]`: the T20 slope, -5 to -25 dB, times 3.
+    public static func reverberationTime(_ samples: [Float], sampleRate: Double = 48_000) -> Double? {
+        var remaining = samples.reduce(0.0) { $0 + Double($1) * Double($1) }
+        let total = remaining
+        guard total > 0 else { return nil }
+        var t5: Double?, t25: Double?
+        for (index, sample) in samples.enumerated() {
+            let level = 10 * log10(remaining / total)
+            if t5 == nil && level <= -5 { t5 = Double(index) / sampleRate }
+            if t25 == nil && level <= -25 { t25 = Double(index) / sampleRate; break }
+            remaining -= Double(sample) * Double(sample)
+        }
+        guard let t5, let t25 else { return nil }
+        return 3 * (t25 - t5)
+    }
+
+    /// Frequency from the count of upward zero crossings.
+    public static func frequency(_ samples: [Float], sampleRate: Double = 48_000) -> Double {
+        let crossings = zip(samples, samples.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        return Double(crossings) / (Double(samples.count) / sampleRate)
+    }
+
     /// The largest absolute difference between neighbouring samples.
     public static func largestStep(_ samples: [Float]) -> Float {
         zip(samples, samples.dropFirst()).reduce(0) { max($0, abs($1.1 - $1.0)) }
@@ -85,6 +108,13 @@ public struct Biquad {
         let y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
         (x2, x1, y2, y1) = (x1, x, y1, y)
         return y
+    }
+
+    /// `samples` through a fourth-order Butterworth high-pass (two sections).
+    public static func highPassed(_ samples: [Float], cutoff: Double, sampleRate: Double = 48_000) -> [Float] {
+        var first = highPass(cutoff: cutoff, q: 0.5412, sampleRate: sampleRate)
+        var second = highPass(cutoff: cutoff, q: 1.3066, sampleRate: sampleRate)
+        return samples.map { Float(second.process(first.process(Double($0)))) }
     }
 
     /// `samples` through a fourth-order Butterworth low-pass (two sections).

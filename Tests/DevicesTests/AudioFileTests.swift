@@ -5,12 +5,6 @@ import Foundation
 import Testing
 
 @Suite struct SampleRateConverterTests {
-    /// Frequency from the count of upward zero crossings.
-    static func frequency(_ samples: [Float], sampleRate: Double) -> Double {
-        let crossings = zip(samples, samples.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
-        return Double(crossings) / (Double(samples.count) / sampleRate)
-    }
-
     @Test(arguments: [22_050, 44_100, 96_000])
     func aToneKeepsItsPitchLevelAndLength(inputRate: Int) throws {
         let tone = Signals.sine(frequency: 1_000, frames: inputRate, amplitude: 0.5, sampleRate: Double(inputRate))
@@ -18,7 +12,7 @@ import Testing
         #expect(abs(converted.frameCount - 48_000) <= 1)
         // Away from the edges, where the filter starts and stops.
         let middle = Array(converted.samples[4_800..<43_200])
-        #expect(abs(Self.frequency(middle, sampleRate: 48_000) - 1_000) <= 2)
+        #expect(abs(Measure.frequency(middle) - 1_000) <= 2)
         #expect(abs(Measure.rmsDecibels(middle) - Measure.rmsDecibels(tone)) < 0.1)
         // Aligned: the filter's delay is removed, so the sine keeps its phase.
         let expected = Signals.sine(frequency: 1_000, frames: 48_000, amplitude: 0.5)

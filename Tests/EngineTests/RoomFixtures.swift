@@ -21,9 +21,10 @@ enum Fixture {
     }
 
     static func point(_ signal: [Float], at placement: Placement, id: String = "tone", gain: Double = 0,
-                      loop: Bool = false, start: Double = 0) -> RoomSource {
+                      loop: Bool = false, start: Double = 0, rate: Double = 1, paths: RoomPaths = .default) -> RoomSource {
         RoomSource(SourceDescription(id: id, audioPath: "generated", audioField: field(id), mode: .point,
-                                     placement: placement, gainDecibels: gain, loop: loop, start: start),
+                                     placement: placement, gainDecibels: gain, loop: loop, start: start,
+                                     rate: rate, paths: paths),
                    audio: AudioBuffer(mono: signal))
     }
 
@@ -36,10 +37,11 @@ enum Fixture {
 
     static func room(_ sources: [RoomSource], route: OutputRoute = .headphones,
                      distance: DistanceModel = DistanceModel(),
-                     listenerPosition: Position = .zero, listenerOrientation: Orientation = .identity) -> Room {
+                     listenerPosition: Position = .zero, listenerOrientation: Orientation = .identity,
+                     reverb: RoomReverb? = nil) -> Room {
         Room(scene: SceneDescription(file: "test.yaml", name: "test", route: route,
                                      listenerPosition: listenerPosition, listenerOrientation: listenerOrientation,
-                                     distance: distance, sources: sources.map(\.description)),
+                                     distance: distance, reverb: reverb, sources: sources.map(\.description)),
              sources: sources)
     }
 
