@@ -21,6 +21,7 @@ public enum Speaker: String, Sendable, CaseIterable {
 public enum ChannelLayout: String, Sendable, CaseIterable {
     case mono
     case stereo
+    case quad
     case surround51 = "5.1"
     case surround71 = "7.1"
 
@@ -28,12 +29,26 @@ public enum ChannelLayout: String, Sendable, CaseIterable {
         switch self {
         case .mono: [.frontCenter]
         case .stereo: [.frontLeft, .frontRight]
+        case .quad: [.frontLeft, .frontRight, .backLeft, .backRight]
         case .surround51: [.frontLeft, .frontRight, .frontCenter, .lowFrequency, .sideLeft, .sideRight]
         case .surround71: [.frontLeft, .frontRight, .frontCenter, .lowFrequency, .backLeft, .backRight, .sideLeft, .sideRight]
         }
     }
 
     public var channelCount: Int { speakers.count }
+
+    /// Where each channel's speaker stands, in degrees (0 ahead, +90 right),
+    /// at the standard angles (ITU-R BS.775 for 5.1 and 7.1). The LFE
+    /// channel has no direction of its own; it is placed ahead.
+    public var azimuths: [Double] {
+        switch self {
+        case .mono: [0]
+        case .stereo: [-30, 30]
+        case .quad: [-45, 45, -135, 135]
+        case .surround51: [-30, 30, 0, 0, -110, 110]
+        case .surround71: [-30, 30, 0, 0, -150, 150, -90, 90]
+        }
+    }
 
     /// Names for summaries; a mono channel is just "mono".
     public var channelLabels: [String] { self == .mono ? ["mono"] : speakers.map(\.label) }

@@ -9,6 +9,8 @@ public struct RenderSummary: Codable, Sendable {
     public struct Source: Codable, Sendable {
         public var id: String
         public var mode: String
+        /// A bed's channels: "order-3 ambisonics", "5.1 channels".
+        public var layout: String?
         public var file: String
         public var channels: Int
         public var sampleRate: Int
@@ -108,7 +110,8 @@ public enum OfflineRender {
         let description = source.description
         var moving = false
         if case .moving = description.placement { moving = true }
-        return .init(id: description.id, mode: description.mode.rawValue, file: description.audioPath,
+        return .init(id: description.id, mode: description.mode.rawValue, layout: source.bedLayout?.description,
+                     file: description.audioPath,
                      channels: source.fileChannels, sampleRate: source.fileSampleRate,
                      resampledTo: source.wasResampled ? Room.sampleRate : nil,
                      seconds: Double(source.audio.frameCount) / Double(Room.sampleRate),
@@ -129,7 +132,9 @@ extension RenderSummary: CustomStringConvertible {
         let idWidth = sources.map(\.id.count).max() ?? 0
         for source in sources {
             var text = "  \(source.id.padding(toLength: idWidth, withPad: " ", startingAt: 0))  \(source.mode.padding(toLength: 5, withPad: " ", startingAt: 0))"
-            text += " \((source.file as NSString).lastPathComponent), \(source.channels) ch, \(source.sampleRate) Hz"
+            text += " \((source.file as NSString).lastPathComponent), \(source.channels) ch"
+            if let layout = source.layout { text += " (\(layout))" }
+            text += ", \(source.sampleRate) Hz"
             if let target = source.resampledTo { text += " (resampled to \(target) Hz)" }
             text += String(format: ", %.2f s, gain %+.1f dB, start %.2f s", source.seconds, source.gainDecibels, source.start)
             if source.loop { text += ", looping" }

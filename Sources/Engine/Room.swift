@@ -60,8 +60,10 @@ public struct Room: Sendable {
 /// One source's description and its audio at the engine's rate.
 public struct RoomSource: Sendable {
     public var description: SourceDescription
-    /// Mono for point sources, first-order AmbiX for beds.
+    /// Mono for point sources; a bed's channels as the file holds them.
     public var audio: AudioBuffer
+    /// What a bed's channels are; nil for point sources.
+    public var bedLayout: BedLayout?
     /// The file's own channel count and rate, for the summary.
     public var fileChannels: Int
     public var fileSampleRate: Int
@@ -72,12 +74,15 @@ public struct RoomSource: Sendable {
         self.audio = audio
         self.fileChannels = fileChannels ?? audio.channelCount
         self.fileSampleRate = fileSampleRate
+        if description.mode == .bed, case .success(let layout) = BedLayout.resolve(description.bedLayout, channels: audio.channelCount) {
+            bedLayout = layout
+        }
     }
 
     init(_ description: SourceDescription, decoded: DecodedAudio) throws {
         let channels = decoded.buffer.channelCount
         var audio = decoded.buffer
-        if let problem = description.mode.channelProblem(channels) {
+        if let problem = description.mode.channelProblem(channels, layout: description.bedLayout) {
             throw description.audioField.issue(value: description.audioPath, problem)
         }
         if description.mode == .point { audio = audio.downmixedToMono() }

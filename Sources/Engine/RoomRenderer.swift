@@ -30,6 +30,7 @@ public final class RoomRenderer {
     private enum Renderable {
         case point(PointSource, Placement)
         case bed(AmbienceBed)
+        case speakerBed(SpeakerBed)
     }
 
     private struct Voice {
@@ -40,6 +41,7 @@ public final class RoomRenderer {
             switch renderable {
             case .point(let source, _): try source.play()
             case .bed(let bed): try bed.play()
+            case .speakerBed(let bed): try bed.play()
             }
         }
     }
@@ -70,11 +72,28 @@ public final class RoomRenderer {
                 try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
                 renderable = .point(point, description.placement)
             case .bed:
-                let bed = try mixer.makeAmbienceBed(ambiX: source.audio, orientation: description.orientation)
-                try bed.setGain(linear: gain)
-                try bed.setLooping(description.loop)
-                try bed.setRate(description.rate)
-                renderable = .bed(bed)
+                switch source.bedLayout {
+                case .ambisonic(order: 1)?:
+                    // OpenAL Soft decodes first order itself, through its own B-Format path.
+                    let bed = try mixer.makeAmbienceBed(ambiX: source.audio, orientation: description.orientation)
+                    try bed.setGain(linear: gain)
+                    try bed.setLooping(description.loop)
+                    try bed.setRate(description.rate)
+                    renderable = .bed(bed)
+                case let layout?:
+                    let bed = switch layout {
+                    case .ambisonic(let order):
+                        try mixer.makeAmbisonicBed(ambiX: source.audio, order: order, orientation: description.orientation)
+                    case .channels(let channels):
+                        try mixer.makeChannelBed(source.audio, layout: channels, orientation: description.orientation)
+                    }
+                    try bed.setGain(linear: gain)
+                    try bed.setLooping(description.loop)
+                    try bed.setRate(description.rate)
+                    renderable = .speakerBed(bed)
+                case nil:
+                    preconditionFailure("a bed's layout is resolved when its room loads")
+                }
             }
             voices.append(Voice(renderable: renderable, startFrame: Int((description.start * Double(Room.sampleRate)).rounded())))
         }

@@ -1,3 +1,4 @@
+import AudioCore
 import Spatial
 
 /// A room as a scene file describes it, validated: every value is in range
@@ -63,17 +64,70 @@ public struct RoomPaths: Sendable, Equatable {
 public enum SourceMode: String, Sendable, CaseIterable {
     /// All of the file's channels summed into one sound at a position.
     case point
-    /// A first-order ambisonic field anchored to the world.
+    /// A sound field or speaker channels anchored to the world.
     case bed
 
-    /// Why a file with `channels` channels cannot play in this mode, if it cannot.
-    public func channelProblem(_ channels: Int) -> String? {
-        switch self {
-        case .point: nil
-        case .bed where channels == 4: nil
-        case .bed: "a bed needs 4 channels of first-order ambisonics (AmbiX: ACN order, SN3D); this file has \(channels)"
+    /// Why a file of `channels` channels cannot play in this mode, with the
+    /// bed layout the scene names, if it cannot.
+    public func channelProblem(_ channels: Int, layout: BedLayoutName?) -> String? {
+        guard self == .bed else { return nil }
+        if case .failure(let mismatch) = BedLayout.resolve(layout, channels: channels) { return mismatch.reason }
+        return nil
+    }
+}
+
+/// The layouts a scene may name for a bed.
+public enum BedLayoutName: String, Sendable, CaseIterable {
+    case ambisonic, stereo, quad
+    case surround51 = "5.1"
+    case surround71 = "7.1"
+}
+
+/// What a bed's channels are.
+public enum BedLayout: Sendable, Equatable, CustomStringConvertible {
+    /// AmbiX of order 1 to 3.
+    case ambisonic(order: Int)
+    /// Loudspeaker channels at their standard angles.
+    case channels(ChannelLayout)
+
+    /// The bed a file of `channels` channels makes, given the layout the
+    /// scene names; without one, the channel count decides, and four
+    /// channels are first-order AmbiX rather than quad.
+    public static func resolve(_ name: BedLayoutName?, channels: Int) -> Result<BedLayout, BedLayoutMismatch> {
+        switch (name, channels) {
+        case (nil, _), (.ambisonic?, _):
+            if let order = Ambisonics.order(channels: channels) { return .success(.ambisonic(order: order)) }
+            if name == nil, let layout = [ChannelLayout.stereo, .surround51, .surround71].first(where: { $0.channelCount == channels }) {
+                return .success(.channels(layout))
+            }
+            let needed = name == nil
+                ? "4, 9 or 16 channels of AmbiX (ACN order, SN3D), or a speaker layout: 2 (stereo), 4 with layout: quad, 6 (5.1) or 8 (7.1)"
+                : "4, 9 or 16 channels of AmbiX (ACN order, SN3D)"
+            return .failure(BedLayoutMismatch(reason: "a bed needs \(needed); this file has \(channels)"))
+        case (let name?, _):
+            let layout: ChannelLayout = switch name {
+            case .stereo: .stereo
+            case .quad: .quad
+            case .surround51: .surround51
+            case .surround71, .ambisonic: .surround71
+            }
+            guard layout.channelCount == channels else {
+                return .failure(BedLayoutMismatch(reason: "layout \(name.rawValue) needs \(layout.channelCount) channels; this file has \(channels)"))
+            }
+            return .success(.channels(layout))
         }
     }
+
+    public var description: String {
+        switch self {
+        case .ambisonic(let order): "order-\(order) ambisonics"
+        case .channels(let layout): "\(layout.rawValue) channels"
+        }
+    }
+}
+
+public struct BedLayoutMismatch: Error, Sendable {
+    public let reason: String
 }
 
 /// What validation needs to know of an audio file, read from its header.
@@ -110,6 +164,8 @@ public struct SourceDescription: Sendable {
     public var placement: Placement
     /// How a bed is turned in the world.
     public var orientation: Orientation
+    /// The layout a bed's scene entry names; nil lets the channel count decide.
+    public var bedLayout: BedLayoutName?
     public var gainDecibels: Double
     public var loop: Bool
     /// Seconds into the room's timeline when the source starts.
@@ -122,7 +178,7 @@ public struct SourceDescription: Sendable {
     public init(id: String, audioPath: String, audioField: FieldLocation, mode: SourceMode,
                 placement: Placement = .fixed(.zero), orientation: Orientation = .identity,
                 gainDecibels: Double = 0, loop: Bool = false, start: Double = 0,
-                rate: Double = 1, paths: RoomPaths = .default) {
+                rate: Double = 1, paths: RoomPaths = .default, bedLayout: BedLayoutName? = nil) {
         self.id = id
         self.audioPath = audioPath
         self.audioField = audioField
@@ -134,7 +190,9 @@ public struct SourceDescription: Sendable {
         self.start = start
         self.rate = rate
         self.paths = paths
+        self.bedLayout = bedLayout
     }
+
 }
 
 public enum Placement: Sendable, Equatable {

@@ -108,7 +108,7 @@ final class SceneReader {
 
     private func source(_ node: Node, _ field: String) -> SourceDescription? {
         let allowed = ["id", "file", "mode", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start",
-                       "rate", "reverbBlend", "obstruction", "occlusion"]
+                       "rate", "reverbBlend", "obstruction", "occlusion", "layout"]
         guard let keys = mapping(node, field, allowed: allowed) else { return nil }
         let problemsBefore = issues.count
 
@@ -125,6 +125,9 @@ final class SceneReader {
                     report(node, "\(field).\(key)", value: scalarText(node),
                            "turns beds only; a point source radiates the same way in every direction")
                 }
+            }
+            if let node = keys["layout"] {
+                report(node, "\(field).layout", value: scalarText(node), "a layout describes a bed's channels; a point source sums its channels")
             }
             switch (keys["position"], keys["motion"]) {
             case (let node?, nil):
@@ -151,7 +154,11 @@ final class SceneReader {
                 }
             }
         }
-        if let audio, let fileNode = keys["file"] { inspect(audio.path, mode: mode, node: fileNode, field: "\(field).file") }
+        var bedLayout: BedLayoutName?
+        if mode == .bed, let node = keys["layout"] { bedLayout = choice(node, "\(field).layout") }
+        if let audio, let fileNode = keys["file"] {
+            inspect(audio.path, node: fileNode, field: "\(field).file") { mode.channelProblem($0, layout: bedLayout) }
+        }
         let turned = orientation(keys, field)
         let gain = keys["gain"].flatMap { number($0, "\(field).gain", in: -120...24, unit: "dB") } ?? 0
         let loop = keys["loop"].flatMap { bool($0, "\(field).loop") } ?? false
@@ -167,7 +174,7 @@ final class SceneReader {
         guard issues.count == problemsBefore, let id, let audio else { return nil }
         return SourceDescription(id: id, audioPath: audio.path, audioField: audio.location, mode: mode,
                                  placement: placement, orientation: turned, gainDecibels: gain, loop: loop, start: start,
-                                 rate: rate, paths: paths)
+                                 rate: rate, paths: paths, bedLayout: bedLayout)
     }
 
     private func sourceID(_ node: Node, _ field: String) -> String? {
@@ -198,14 +205,14 @@ final class SceneReader {
         return (path, FieldLocation(file: file, line: node.mark?.line, field: field))
     }
 
-    private func inspect(_ path: String, mode: SourceMode, node: Node, field: String) {
+    private func inspect(_ path: String, node: Node, field: String, channelProblem: (Int) -> String?) {
         guard let inspectAudio else { return }
         let name = scalarText(node)
         do {
             let info = try inspectAudio(path)
             if info.frames == 0 {
                 report(node, field, value: name, "holds no audio frames")
-            } else if let problem = mode.channelProblem(info.channels) {
+            } else if let problem = channelProblem(info.channels) {
                 report(node, field, value: name, problem)
             }
         } catch let rejection as AudioFileRejection {

@@ -89,6 +89,7 @@ final class LoopbackDevice {
         switch layout {
         case .mono: ALC_MONO_SOFT
         case .stereo: ALC_STEREO_SOFT
+        case .quad: ALC_QUAD_SOFT
         case .surround51: ALC_5POINT1_SOFT
         case .surround71: ALC_7POINT1_SOFT
         }

@@ -1,6 +1,10 @@
 import AudioCore
 import COpenAL
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A listener and the point sources and ambience beds around it, rendered
 /// by one OpenAL Soft loopback device with one algorithm.
 public final class SpatialMixer {
@@ -16,7 +20,9 @@ public final class SpatialMixer {
     /// The room's reverb, which point sources send to.
     private(set) var reverb: ReverbSlot?
     private(set) var listenerRotation = Rotation.identity
-    private var beds: [Weak<AmbienceBed>] = []
+    /// Beds turn whenever the listener turns.
+    private var ambienceBeds: [Weak<AmbienceBed>] = []
+    private var speakerBeds: [Weak<SpeakerBed>] = []
 
     /// - Parameter route: a concrete route (`auto` resolves first).
     public init(route: OutputRoute, sampleRate: Int = 48_000) throws {
@@ -49,8 +55,10 @@ public final class SpatialMixer {
             try OpenALError.check("alListenerfv(AL_ORIENTATION)")
         }
         listenerRotation = rotation
-        beds.removeAll { $0.value == nil }
-        for bed in beds { try bed.value?.updateOrientation() }
+        ambienceBeds.removeAll { $0.value == nil }
+        speakerBeds.removeAll { $0.value == nil }
+        for bed in ambienceBeds { try bed.value?.updateOrientation() }
+        for bed in speakerBeds { try bed.value?.updateOrientation() }
     }
 
     public func makePointSource(mono samples: [Float], distance: DistanceModel) throws -> PointSource {
@@ -63,7 +71,28 @@ public final class SpatialMixer {
         let buffer = try SoundBuffer(device: device, format: AL_FORMAT_BFORMAT3D_FLOAT32,
                                      interleaved: AmbisonicFormat.fuMa(fromAmbiX: ambiX).samples)
         let bed = try AmbienceBed(mixer: self, buffer: buffer, orientation: orientation)
-        beds.append(Weak(bed))
+        ambienceBeds.append(Weak(bed))
+        return bed
+    }
+
+    /// A world-anchored bed of second- or third-order AmbiX, decoded to
+    /// virtual speakers spread evenly around the listener.
+    public func makeAmbisonicBed(ambiX: AudioBuffer, order: Int, orientation: Orientation) throws -> SpeakerBed {
+        let directions = Ambisonics.virtualSpeakerDirections(order: order)
+        return try makeSpeakerBed(feeds: Ambisonics.decode(ambiX, order: order, to: directions),
+                                  directions: directions, orientation: orientation)
+    }
+
+    /// A world-anchored bed of loudspeaker channels, each at its layout's angle.
+    public func makeChannelBed(_ audio: AudioBuffer, layout: ChannelLayout, orientation: Orientation) throws -> SpeakerBed {
+        let directions = layout.azimuths.map { SIMD3(sin(radians($0)), 0, -cos(radians($0))) }
+        return try makeSpeakerBed(feeds: (0..<layout.channelCount).map(audio.channel), directions: directions,
+                                  orientation: orientation)
+    }
+
+    private func makeSpeakerBed(feeds: [[Float]], directions: [SIMD3<Double>], orientation: Orientation) throws -> SpeakerBed {
+        let bed = try SpeakerBed(mixer: self, feeds: feeds, directions: directions, orientation: orientation)
+        speakerBeds.append(Weak(bed))
         return bed
     }
 

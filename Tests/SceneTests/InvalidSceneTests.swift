@@ -84,7 +84,7 @@ let invalidScenes: [Invalid] = [
     Invalid(name: "text with a .wav name", yaml: "sources:\n  - id: v\n    file: notes.wav\n    position: [1, 0, 0]\n", line: 3,
             field: "sources[0].file", message: "cannot read audio:"),
     Invalid(name: "3-channel bed", yaml: "sources:\n  - id: b\n    file: three.wav\n    mode: bed\n", line: 3, field: "sources[0].file",
-            message: "a bed needs 4 channels of first-order ambisonics (AmbiX: ACN order, SN3D); this file has 3"),
+            message: "a bed needs 4, 9 or 16 channels of AmbiX (ACN order, SN3D), or a speaker layout: 2 (stereo), 4 with layout: quad, 6 (5.1) or 8 (7.1); this file has 3"),
 ]
 
 @Suite struct InvalidSceneTests {

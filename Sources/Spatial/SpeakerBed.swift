@@ -1,0 +1,53 @@
+import COpenAL
+
+/// A bed played over virtual loudspeakers around the listener: the
+/// channels of a speaker layout, or a higher-order field decoded to
+/// speakers. Like `AmbienceBed` it is anchored to the world: it turns with
+/// the listener's orientation and its own, and never moves.
+///
+/// Each speaker is a head-relative source far out along its direction with
+/// no distance attenuation, so the room's distance model leaves it alone.
+public final class SpeakerBed {
+    /// How far out the virtual speakers stand; only their direction counts.
+    static let radius = 10.0
+
+    private let voices: [SourceVoice]
+    /// Unit directions in the bed's own frame, OpenAL axes.
+    private let directions: [SIMD3<Double>]
+    private unowned let mixer: SpatialMixer
+    public let orientation: Orientation
+
+    init(mixer: SpatialMixer, feeds: [[Float]], directions: [SIMD3<Double>], orientation: Orientation) throws {
+        precondition(feeds.count == directions.count, "one feed per speaker")
+        self.mixer = mixer
+        self.directions = directions
+        self.orientation = orientation
+        voices = try feeds.map { feed in
+            let voice = try SourceVoice(buffer: SoundBuffer(device: mixer.device, format: AL_FORMAT_MONO_FLOAT32, interleaved: feed))
+            try voice.set(AL_SOURCE_RELATIVE, AL_TRUE, "alSourcei(AL_SOURCE_RELATIVE)")
+            try voice.set(AL_ROLLOFF_FACTOR, Float(0), "alSourcef(AL_ROLLOFF_FACTOR)")
+            return voice
+        }
+        try updateOrientation()
+    }
+
+    func updateOrientation() throws {
+        let inListenerFrame = mixer.listenerRotation.transposed * orientation.rotation
+        for (voice, direction) in zip(voices, directions) {
+            try voice.set(AL_POSITION, (inListenerFrame * direction) * Self.radius, "alSource3f(AL_POSITION)")
+        }
+    }
+
+    public func setGain(linear gain: Double) throws { for voice in voices { try voice.setGain(linear: gain) } }
+    public func setLooping(_ looping: Bool) throws { for voice in voices { try voice.setLooping(looping) } }
+    public func setRate(_ rate: Double) throws { for voice in voices { try voice.set(AL_PITCH, Float(rate), "alSourcef(AL_PITCH)") } }
+
+    /// Starts every speaker in the same mix, so they stay sample-aligned.
+    public func play() throws {
+        let names = voices.map(\.name)
+        try mixer.device.withContext {
+            alSourcePlayv(ALsizei(names.count), names)
+            try OpenALError.check("alSourcePlayv")
+        }
+    }
+}
