@@ -7,6 +7,9 @@ import Glibc
 
 /// A mono sound at a position in the world, attenuated with distance.
 public final class PointSource {
+    /// Inside this distance a source is in the listener's head.
+    public static let headRadius = 0.1
+
     private let voice: SourceVoice
     private unowned let mixer: SpatialMixer
 
@@ -16,6 +19,11 @@ public final class PointSource {
         try voice.set(AL_REFERENCE_DISTANCE, Float(distance.reference), "alSourcef(AL_REFERENCE_DISTANCE)")
         try voice.set(AL_MAX_DISTANCE, Float(distance.maximum), "alSourcef(AL_MAX_DISTANCE)")
         try voice.set(AL_ROLLOFF_FACTOR, Float(distance.rolloff), "alSourcef(AL_ROLLOFF_FACTOR)")
+        // OpenAL Soft widens a source as the listener nears its radius and
+        // makes it omnidirectional at its centre, continuously: a source
+        // passing through the head fades to a centred image and back, instead
+        // of jumping from one ear to the other.
+        try voice.set(AL_SOURCE_RADIUS, Float(Self.headRadius), "alSourcef(AL_SOURCE_RADIUS)")
     }
 
     public func setPosition(_ position: Position) throws {
