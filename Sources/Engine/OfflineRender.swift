@@ -9,6 +9,8 @@ public struct RenderSummary: Codable, Sendable {
     public struct Source: Codable, Sendable {
         public var id: String
         public var mode: String
+        /// The algorithm it got and why: "auto on headphones -> hrtf".
+        public var rendering: String
         /// A bed's channels: "order-3 ambisonics", "5.1 channels".
         public var layout: String?
         public var file: String
@@ -92,7 +94,7 @@ public enum OfflineRender {
             reverb: room.scene.reverb.map { "\($0.preset.rawValue) at \(String(format: "%+.1f", $0.levelDecibels)) dB" },
             sampleRate: Room.sampleRate, seconds: Double(totalFrames) / Double(Room.sampleRate),
             output: writer?.path, format: format?.rawValue,
-            sources: room.sources.map(summary),
+            sources: zip(room.sources, renderer.choices).map(summary),
             channels: renderer.layout.channelLabels.indices.map {
                 RenderSummary.Channel(name: renderer.layout.channelLabels[$0], peak: meter.peakDecibels(channel: $0), rms: meter.rmsDecibels(channel: $0))
             },
@@ -106,11 +108,12 @@ public enum OfflineRender {
         return "auto: nothing is known about a file's listener, so headphones"
     }
 
-    private static func summary(_ source: RoomSource) -> RenderSummary.Source {
+    private static func summary(_ source: RoomSource, _ choice: RenderChoice) -> RenderSummary.Source {
         let description = source.description
         var moving = false
         if case .moving = description.placement { moving = true }
-        return .init(id: description.id, mode: description.mode.rawValue, layout: source.bedLayout?.description,
+        return .init(id: description.id, mode: description.mode.rawValue, rendering: choice.description,
+                     layout: source.bedLayout?.description,
                      file: description.audioPath,
                      channels: source.fileChannels, sampleRate: source.fileSampleRate,
                      resampledTo: source.wasResampled ? Room.sampleRate : nil,
@@ -139,6 +142,7 @@ extension RenderSummary: CustomStringConvertible {
             text += String(format: ", %.2f s, gain %+.1f dB, start %.2f s", source.seconds, source.gainDecibels, source.start)
             if source.loop { text += ", looping" }
             if source.moving { text += ", moving" }
+            text += "; \(source.rendering)"
             lines.append(text)
         }
         var rendered = String(format: "rendered %.2f s in %.2f s (%.0fx real time)", seconds, renderSeconds, realTimeFactor)

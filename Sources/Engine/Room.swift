@@ -60,8 +60,10 @@ public struct Room: Sendable {
 /// One source's description and its audio at the engine's rate.
 public struct RoomSource: Sendable {
     public var description: SourceDescription
-    /// Mono for point sources; a bed's channels as the file holds them.
+    /// Mono for point sources; the file's channels for beds and passthrough.
     public var audio: AudioBuffer
+    /// How the engine renders it.
+    public var rendering: SourceRendering
     /// What a bed's channels are; nil for point sources.
     public var bedLayout: BedLayout?
     /// The file's own channel count and rate, for the summary.
@@ -74,6 +76,7 @@ public struct RoomSource: Sendable {
         self.audio = audio
         self.fileChannels = fileChannels ?? audio.channelCount
         self.fileSampleRate = fileSampleRate
+        rendering = description.rendering(channels: self.fileChannels)
         if description.mode == .bed, case .success(let layout) = BedLayout.resolve(description.bedLayout, channels: audio.channelCount) {
             bedLayout = layout
         }
@@ -82,10 +85,10 @@ public struct RoomSource: Sendable {
     init(_ description: SourceDescription, decoded: DecodedAudio) throws {
         let channels = decoded.buffer.channelCount
         var audio = decoded.buffer
-        if let problem = description.mode.channelProblem(channels, layout: description.bedLayout) {
+        if let problem = description.channelProblem(channels) {
             throw description.audioField.issue(value: description.audioPath, problem)
         }
-        if description.mode == .point { audio = audio.downmixedToMono() }
+        if case .point = description.rendering(channels: channels) { audio = audio.downmixedToMono() }
         do {
             audio = try SampleRateConverter.convert(audio, from: decoded.sampleRate, to: Room.sampleRate)
         } catch {

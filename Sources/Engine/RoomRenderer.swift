@@ -2,7 +2,12 @@ import AudioCore
 import Scene
 import Spatial
 
-/// Renders a room through OpenAL Soft on the engine's own clock.
+/// Renders a room on the engine's own clock.
+///
+/// Each rendering algorithm in use has its own OpenAL Soft loopback device
+/// (a bus), all sharing the listener, the distance model, the reverb preset
+/// and the clock; passthrough sources are mixed by the engine itself,
+/// delayed by OpenAL's own latency so every bus stays sample-aligned.
 ///
 /// The clock is the count of frames rendered. Sources start on the exact
 /// frame their start time names: a block that contains a start is rendered
@@ -11,21 +16,43 @@ import Spatial
 public final class RoomRenderer {
     /// The engine's block: 10 ms at 48 kHz.
     public static let blockFrames = 480
+    /// The most frames one call renders.
+    public static let maximumCallFrames = 4_800
 
     public let room: Room
     public let route: OutputRoute
-    public var algorithm: RenderAlgorithm { mixer.algorithm }
-    public var layout: ChannelLayout { mixer.layout }
-    public var channelCount: Int { mixer.channelCount }
-    public var hrtfName: String? { mixer.hrtfName }
+    /// The route's own algorithm, which sources asking for none get.
+    public var algorithm: RenderAlgorithm { route.automaticAlgorithm }
+    public var layout: ChannelLayout { route.layout }
+    public var channelCount: Int { layout.channelCount }
+    public var hrtfName: String? { buses.lazy.compactMap(\.mixer.hrtfName).first }
     public var sampleRate: Int { Room.sampleRate }
     public private(set) var framesRendered = 0
+    /// Frames every bus delays its sources by: OpenAL's limiter look-ahead,
+    /// which passthrough follows to stay aligned.
+    public let latencyFrames: Int
+    /// How each source is rendered and why, in the room's source order.
+    public let choices: [RenderChoice]
 
-    private let mixer: SpatialMixer
+    private let buses: [Bus]
     private let voices: [Voice]
+    private let passthrough: [PassthroughVoice]
     /// Indices into `voices` in start order; `nextStart` is the first not yet started.
     private let startOrder: [Int]
     private var nextStart = 0
+
+    private final class Bus {
+        let mixer: SpatialMixer
+        /// How its channels reach the output; nil when they are the output's.
+        let taps: [ChannelTap]?
+        var scratch: [Float]
+
+        init(mixer: SpatialMixer, output: ChannelLayout) {
+            self.mixer = mixer
+            taps = ChannelTap.bus(mixer.layout, to: output)
+            scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames * mixer.channelCount)
+        }
+    }
 
     private enum Renderable {
         case point(PointSource, Placement)
@@ -50,19 +77,41 @@ public final class RoomRenderer {
     public init(room: Room, route: OutputRoute? = nil) throws {
         self.room = room
         let scene = room.scene
-        self.route = (route ?? scene.route).resolved()
-        mixer = try SpatialMixer(route: self.route, sampleRate: Room.sampleRate)
-        try mixer.setDistanceModel(scene.distance)
-        if let reverb = scene.reverb { try mixer.setReverb(reverb.preset, levelDecibels: reverb.levelDecibels) }
-        try mixer.setListener(position: scene.listenerPosition, orientation: scene.listenerOrientation)
+        let route = (route ?? scene.route).resolved()
+        self.route = route
+
+        var buses: [RenderAlgorithm: Bus] = [:]
+        func bus(_ algorithm: RenderAlgorithm) throws -> Bus {
+            if let bus = buses[algorithm] { return bus }
+            let mixer = try SpatialMixer(algorithm: algorithm, layout: algorithm == .hrtf ? .stereo : route.layout,
+                                         sampleRate: Room.sampleRate)
+            try mixer.setDistanceModel(scene.distance)
+            try mixer.setListener(position: scene.listenerPosition, orientation: scene.listenerOrientation)
+            if let reverb = scene.reverb { try mixer.setReverb(reverb.preset, levelDecibels: reverb.levelDecibels) }
+            let bus = Bus(mixer: mixer, output: route.layout)
+            buses[algorithm] = bus
+            return bus
+        }
+        // The route's own bus always exists: it sets the latency passthrough follows.
+        let latency = try bus(route.automaticAlgorithm).mixer.latencyFrames
 
         var voices: [Voice] = []
+        var passthrough: [PassthroughVoice] = []
+        var choices: [RenderChoice] = []
         for source in room.sources {
             let description = source.description
             let gain = Level.linear(fromDecibels: description.gainDecibels)
-            let renderable: Renderable
-            switch description.mode {
+            let startFrame = Int((description.start * Double(Room.sampleRate)).rounded())
+            let choice = RenderChoice(source, route: route)
+            choices.append(choice)
+            switch source.rendering {
+            case .passthrough:
+                let taps = ChannelTap.passthrough(channels: source.audio.channelCount, to: route.layout)
+                passthrough.append(PassthroughVoice(samples: source.audio.samples.map { $0 * Float(gain) },
+                                                    channels: source.audio.channelCount, frames: source.audio.frameCount,
+                                                    taps: taps, startFrame: startFrame + latency, loop: description.loop))
             case .point:
+                let mixer = try bus(choice.algorithm!).mixer
                 let point = try mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
                 try point.setPosition(description.placement.position(at: description.start))
                 try point.setGain(linear: gain)
@@ -70,8 +119,10 @@ public final class RoomRenderer {
                 try point.setRate(description.rate)
                 let paths = description.paths
                 try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
-                renderable = .point(point, description.placement)
+                voices.append(Voice(renderable: .point(point, description.placement), startFrame: startFrame))
             case .bed:
+                let mixer = try bus(choice.algorithm!).mixer
+                let renderable: Renderable
                 switch source.bedLayout {
                 case .ambisonic(order: 1)?:
                     // OpenAL Soft decodes first order itself, through its own B-Format path.
@@ -94,17 +145,24 @@ public final class RoomRenderer {
                 case nil:
                     preconditionFailure("a bed's layout is resolved when its room loads")
                 }
+                voices.append(Voice(renderable: renderable, startFrame: startFrame))
             }
-            voices.append(Voice(renderable: renderable, startFrame: Int((description.start * Double(Room.sampleRate)).rounded())))
         }
+        self.latencyFrames = latency
+        self.buses = RenderAlgorithm.allCases.compactMap { buses[$0] }
         self.voices = voices
+        self.passthrough = passthrough
+        self.choices = choices
         startOrder = voices.indices.sorted { voices[$0].startFrame < voices[$1].startFrame }
     }
 
-    /// Renders the next `frameCount` frames, interleaved, into `output`.
+    /// Renders the next `frameCount` frames (at most `maximumCallFrames`), interleaved, into `output`.
     public func render(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) throws {
+        precondition(frameCount <= Self.maximumCallFrames, "render at most \(Self.maximumCallFrames) frames a call")
         precondition(output.count >= frameCount * channelCount, "output block too small")
         try updateMotion(at: Double(framesRendered) / Double(Room.sampleRate))
+        let channels = channelCount
+        let first = framesRendered
         var done = 0
         while done < frameCount {
             try startVoicesDue(at: framesRendered)
@@ -112,12 +170,14 @@ public final class RoomRenderer {
             if nextStart < startOrder.count {
                 part = min(part, voices[startOrder[nextStart]].startFrame - framesRendered)
             }
-            let slice = UnsafeMutableBufferPointer(rebasing: output[(done * channelCount)..<((done + part) * channelCount)])
-            mixer.render(into: slice, frameCount: part)
+            let slice = UnsafeMutableBufferPointer(rebasing: output[(done * channels)..<((done + part) * channels)])
+            renderBuses(into: slice, frameCount: part)
             done += part
             framesRendered += part
         }
-        OutputGuard.sanitize(UnsafeMutableBufferPointer(rebasing: output[0..<(frameCount * channelCount)]))
+        let block = UnsafeMutableBufferPointer(rebasing: output[0..<(frameCount * channels)])
+        for voice in passthrough { voice.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
+        OutputGuard.sanitize(block)
     }
 
     /// Renders `seconds` of audio from the current position into a new buffer.
@@ -136,6 +196,31 @@ public final class RoomRenderer {
         return buffer
     }
 
+    /// The first bus whose channels are the output's renders straight into
+    /// it; every other bus renders into its own buffer and is added in.
+    private func renderBuses(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) {
+        let direct = buses.firstIndex { $0.taps == nil }
+        if let direct {
+            buses[direct].mixer.render(into: output, frameCount: frameCount)
+        } else {
+            output.update(repeating: 0)
+        }
+        let channels = channelCount
+        for (index, bus) in buses.enumerated() where index != direct {
+            let busChannels = bus.mixer.channelCount
+            bus.scratch.withUnsafeMutableBufferPointer { scratch in
+                bus.mixer.render(into: scratch, frameCount: frameCount)
+                if let taps = bus.taps {
+                    for frame in 0..<frameCount {
+                        for tap in taps { output[frame * channels + tap.output] += scratch[frame * busChannels + tap.input] * tap.gain }
+                    }
+                } else {
+                    for index in 0..<(frameCount * channels) { output[index] += scratch[index] }
+                }
+            }
+        }
+    }
+
     private func startVoicesDue(at frame: Int) throws {
         while nextStart < startOrder.count, voices[startOrder[nextStart]].startFrame <= frame {
             try voices[startOrder[nextStart]].play()
@@ -150,4 +235,34 @@ public final class RoomRenderer {
             }
         }
     }
+}
+
+/// How a source is rendered on a route, and why.
+public struct RenderChoice: Sendable, CustomStringConvertible {
+    /// The OpenAL algorithm; nil for passthrough, which the engine mixes itself.
+    public let algorithm: RenderAlgorithm?
+    public let reason: String
+
+    init(_ source: RoomSource, route: OutputRoute) {
+        let description = source.description
+        switch source.rendering {
+        case .passthrough:
+            algorithm = nil
+            reason = switch description.mode {
+            case .bypass: "bypass"
+            case .spatializeIfMono where description.algorithm != .passthrough:
+                "spatializeIfMono with \(source.fileChannels) channels"
+            default: "requested"
+            }
+        case .point(let requested?), .bed(let requested?):
+            algorithm = requested
+            reason = "requested"
+        case .point(nil), .bed(nil):
+            algorithm = route.automaticAlgorithm
+            reason = "auto on \(route)"
+        }
+    }
+
+    /// `auto on headphones -> hrtf`
+    public var description: String { "\(reason) -> \(algorithm?.rawValue ?? "passthrough")" }
 }

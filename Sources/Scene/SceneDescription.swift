@@ -62,17 +62,64 @@ public struct RoomPaths: Sendable, Equatable {
 }
 
 public enum SourceMode: String, Sendable, CaseIterable {
-    /// All of the file's channels summed into one sound at a position.
+    /// A mono file becomes a point; a multichannel file plays as it is (passthrough).
+    case spatializeIfMono
+    /// All of the file's channels averaged into one sound at a position.
     case point
     /// A sound field or speaker channels anchored to the world.
     case bed
+    /// Plays as it is, head-locked, like passthrough.
+    case bypass
+}
 
-    /// Why a file of `channels` channels cannot play in this mode, with the
-    /// bed layout the scene names, if it cannot.
-    public func channelProblem(_ channels: Int, layout: BedLayoutName?) -> String? {
-        guard self == .bed else { return nil }
-        if case .failure(let mismatch) = BedLayout.resolve(layout, channels: channels) { return mismatch.reason }
-        return nil
+/// What a source asks to be rendered with; `auto` follows the route.
+public enum SourceAlgorithm: String, Sendable, CaseIterable {
+    case auto, hrtf, panning, passthrough
+}
+
+/// How the engine renders a source, from its mode, its algorithm and its file.
+public enum SourceRendering: Sendable, Equatable {
+    /// A point in the world, through OpenAL with this algorithm (nil: the route's).
+    case point(RenderAlgorithm?)
+    /// A bed in the world, through OpenAL with this algorithm (nil: the route's).
+    case bed(RenderAlgorithm?)
+    /// The file's channels straight to the output's, mixed by the engine.
+    case passthrough
+
+    /// Channel counts passthrough can lay onto any output: mono, stereo, quad, 5.1 and 7.1.
+    public static let passthroughChannelCounts = [1, 2, 4, 6, 8]
+}
+
+extension SourceDescription {
+    /// How a file of `channels` channels renders as this source.
+    public func rendering(channels: Int) -> SourceRendering {
+        let requested: RenderAlgorithm? = switch algorithm {
+        case .auto, .passthrough: nil
+        case .hrtf: .hrtf
+        case .panning: .panning
+        }
+        switch mode {
+        case .bed: return .bed(requested)
+        case .bypass: return .passthrough
+        case .point: return algorithm == .passthrough ? .passthrough : .point(requested)
+        case .spatializeIfMono: return channels == 1 && algorithm != .passthrough ? .point(requested) : .passthrough
+        }
+    }
+
+    /// Why a file of `channels` channels cannot play as this source, if it cannot.
+    public func channelProblem(_ channels: Int) -> String? {
+        switch rendering(channels: channels) {
+        case .point: return nil
+        case .bed:
+            if case .failure(let mismatch) = BedLayout.resolve(bedLayout, channels: channels) { return mismatch.reason }
+            return nil
+        case .passthrough:
+            guard SourceRendering.passthroughChannelCounts.contains(channels) else {
+                return "plays as it is (\(mode == .spatializeIfMono ? "a multichannel file in spatializeIfMono" : "passthrough")), "
+                    + "which needs 1, 2, 4, 6 or 8 channels (mono, stereo, quad, 5.1, 7.1); this file has \(channels)"
+            }
+            return nil
+        }
     }
 }
 
@@ -166,6 +213,7 @@ public struct SourceDescription: Sendable {
     public var orientation: Orientation
     /// The layout a bed's scene entry names; nil lets the channel count decide.
     public var bedLayout: BedLayoutName?
+    public var algorithm: SourceAlgorithm
     public var gainDecibels: Double
     public var loop: Bool
     /// Seconds into the room's timeline when the source starts.
@@ -178,7 +226,8 @@ public struct SourceDescription: Sendable {
     public init(id: String, audioPath: String, audioField: FieldLocation, mode: SourceMode,
                 placement: Placement = .fixed(.zero), orientation: Orientation = .identity,
                 gainDecibels: Double = 0, loop: Bool = false, start: Double = 0,
-                rate: Double = 1, paths: RoomPaths = .default, bedLayout: BedLayoutName? = nil) {
+                rate: Double = 1, paths: RoomPaths = .default, bedLayout: BedLayoutName? = nil,
+                algorithm: SourceAlgorithm = .auto) {
         self.id = id
         self.audioPath = audioPath
         self.audioField = audioField
@@ -191,6 +240,7 @@ public struct SourceDescription: Sendable {
         self.rate = rate
         self.paths = paths
         self.bedLayout = bedLayout
+        self.algorithm = algorithm
     }
 
 }

@@ -107,28 +107,41 @@ final class SceneReader {
     }
 
     private func source(_ node: Node, _ field: String) -> SourceDescription? {
-        let allowed = ["id", "file", "mode", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start",
+        let allowed = ["id", "file", "mode", "algorithm", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start",
                        "rate", "reverbBlend", "obstruction", "occlusion", "layout"]
         guard let keys = mapping(node, field, allowed: allowed) else { return nil }
         let problemsBefore = issues.count
 
         let id = required(keys, "id", in: field, node).flatMap { sourceID($0, "\(field).id") }
         let audio = required(keys, "file", in: field, node).flatMap { audioFile($0, "\(field).file") }
-        var mode = SourceMode.point
+        var mode = SourceMode.spatializeIfMono
         if let node = keys["mode"], let value: SourceMode = choice(node, "\(field).mode") { mode = value }
+        var algorithm = SourceAlgorithm.auto
+        if let node = keys["algorithm"], let value: SourceAlgorithm = choice(node, "\(field).algorithm") { algorithm = value }
+        // Played as the file is, head-locked: whatever the file's channels.
+        let headLocked = mode == .bypass || algorithm == .passthrough
 
+        func refuse(_ keyNames: [String], _ reason: String) {
+            for key in keyNames {
+                if let node = keys[key] { report(node, "\(field).\(key)", value: scalarText(node), reason) }
+            }
+        }
         var placement = Placement.fixed(.zero)
-        switch mode {
-        case .point:
-            for key in ["yaw", "pitch", "roll"] {
-                if let node = keys[key] {
-                    report(node, "\(field).\(key)", value: scalarText(node),
-                           "turns beds only; a point source radiates the same way in every direction")
-                }
+        if mode == .bed {
+            refuse(["position", "motion"], "a bed has no position: it surrounds the listener and turns with yaw, pitch and roll")
+            refuse(["reverbBlend", "obstruction", "occlusion"], "a bed is the room's own ambience: it has no path through the room to change")
+            if algorithm == .passthrough {
+                refuse(["algorithm"], "a bed is anchored to the world, passthrough is head-locked; use mode: bypass to play the file as it is")
             }
-            if let node = keys["layout"] {
-                report(node, "\(field).layout", value: scalarText(node), "a layout describes a bed's channels; a point source sums its channels")
-            }
+        } else {
+            refuse(["yaw", "pitch", "roll"], "turns beds only")
+            refuse(["layout"], "a layout describes a bed's channels")
+        }
+        if headLocked {
+            refuse(["position", "motion"], "plays head-locked as the file is (\(mode == .bypass ? "bypass" : "passthrough")), so it has no position")
+            refuse(["reverbBlend", "obstruction", "occlusion"], "plays the file as it is, with no path through the room")
+            refuse(["rate"], "plays the file as it is; rate needs a spatial algorithm")
+        } else if mode != .bed {
             switch (keys["position"], keys["motion"]) {
             case (let node?, nil):
                 if let position = position(node, "\(field).position") { placement = .fixed(position) }
@@ -140,41 +153,30 @@ final class SceneReader {
                 report(SceneIssue(file: file, line: node.mark?.line, field: field,
                                   reason: "a point source needs a position or a motion"))
             }
-        case .bed:
-            for key in ["position", "motion"] {
-                if let node = keys[key] {
-                    report(node, "\(field).\(key)",
-                           "a bed has no position: it surrounds the listener and turns with yaw, pitch and roll")
-                }
-            }
-            for key in ["reverbBlend", "obstruction", "occlusion"] {
-                if let node = keys[key] {
-                    report(node, "\(field).\(key)", value: scalarText(node),
-                           "a bed is the room's own ambience: it has no path through the room to change")
-                }
-            }
         }
         var bedLayout: BedLayoutName?
         if mode == .bed, let node = keys["layout"] { bedLayout = choice(node, "\(field).layout") }
-        if let audio, let fileNode = keys["file"] {
-            inspect(audio.path, node: fileNode, field: "\(field).file") { mode.channelProblem($0, layout: bedLayout) }
-        }
         let turned = orientation(keys, field)
         let gain = keys["gain"].flatMap { number($0, "\(field).gain", in: -120...24, unit: "dB") } ?? 0
         let loop = keys["loop"].flatMap { bool($0, "\(field).loop") } ?? false
         let start = keys["start"].flatMap { number($0, "\(field).start", in: 0...Self.maximumSeconds, unit: "s") } ?? 0
         let rate = keys["rate"].flatMap { number($0, "\(field).rate", in: 0.5...2, unit: "") } ?? 1
         var paths = RoomPaths.default
-        if mode == .point {
+        if mode != .bed && !headLocked {
             if let node = keys["reverbBlend"], let value = number(node, "\(field).reverbBlend", in: 0...1, unit: "") { paths.reverbBlend = value }
             if let node = keys["obstruction"], let value = number(node, "\(field).obstruction", in: -100...0, unit: "dB") { paths.obstruction = value }
             if let node = keys["occlusion"], let value = number(node, "\(field).occlusion", in: -100...0, unit: "dB") { paths.occlusion = value }
         }
 
-        guard issues.count == problemsBefore, let id, let audio else { return nil }
-        return SourceDescription(id: id, audioPath: audio.path, audioField: audio.location, mode: mode,
-                                 placement: placement, orientation: turned, gainDecibels: gain, loop: loop, start: start,
-                                 rate: rate, paths: paths, bedLayout: bedLayout)
+        guard let audio else { return nil }
+        let source = SourceDescription(id: id ?? "", audioPath: audio.path, audioField: audio.location, mode: mode,
+                                       placement: placement, orientation: turned, gainDecibels: gain, loop: loop, start: start,
+                                       rate: rate, paths: paths, bedLayout: bedLayout, algorithm: algorithm)
+        if let fileNode = keys["file"] {
+            inspect(audio.path, node: fileNode, field: "\(field).file") { source.channelProblem($0) }
+        }
+        guard issues.count == problemsBefore, id != nil else { return nil }
+        return source
     }
 
     private func sourceID(_ node: Node, _ field: String) -> String? {

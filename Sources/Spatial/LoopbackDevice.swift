@@ -69,6 +69,13 @@ final class LoopbackDevice {
         alcCloseDevice(device)
     }
 
+    /// Frames the device delays its output by (ALC_DEVICE_LATENCY_SOFT).
+    var latencyFrames: Int {
+        var nanoseconds: ALCint64SOFT = 0
+        alcGetInteger64vSOFT(device, ALC_DEVICE_LATENCY_SOFT, 1, &nanoseconds)
+        return Int((Double(nanoseconds) * Double(sampleRate) / 1e9).rounded())
+    }
+
     /// Runs `body` with this device's context current on the calling thread,
     /// restoring whatever was current before.
     func withContext<T>(_ body: () throws -> T) rethrows -> T {

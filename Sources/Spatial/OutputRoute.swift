@@ -47,7 +47,7 @@ public enum OutputRoute: String, Sendable, CaseIterable, CustomStringConvertible
 }
 
 /// How OpenAL Soft turns a positioned source into output channels.
-public enum RenderAlgorithm: String, Sendable, CustomStringConvertible {
+public enum RenderAlgorithm: String, Sendable, CaseIterable, CustomStringConvertible {
     /// Binaural filtering through head-related transfer functions.
     case hrtf
     /// Amplitude panning over the route's real loudspeaker layout.

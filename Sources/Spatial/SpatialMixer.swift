@@ -8,7 +8,6 @@ import Glibc
 /// A listener and the point sources and ambience beds around it, rendered
 /// by one OpenAL Soft loopback device with one algorithm.
 public final class SpatialMixer {
-    public let route: OutputRoute
     public let algorithm: RenderAlgorithm
     public let sampleRate: Int
     public var layout: ChannelLayout { device.layout }
@@ -24,12 +23,15 @@ public final class SpatialMixer {
     private var ambienceBeds: [Weak<AmbienceBed>] = []
     private var speakerBeds: [Weak<SpeakerBed>] = []
 
-    /// - Parameter route: a concrete route (`auto` resolves first).
-    public init(route: OutputRoute, sampleRate: Int = 48_000) throws {
-        self.route = route.resolved()
-        self.algorithm = self.route.automaticAlgorithm
+    /// Frames OpenAL delays its output by: the limiter's look-ahead.
+    public var latencyFrames: Int { device.latencyFrames }
+
+    /// - Parameter layout: the channels to render; HRTF renders two ears.
+    public init(algorithm: RenderAlgorithm, layout: ChannelLayout, sampleRate: Int = 48_000) throws {
+        precondition(algorithm != .hrtf || layout == .stereo, "HRTF renders two ears")
+        self.algorithm = algorithm
         self.sampleRate = sampleRate
-        device = try LoopbackDevice(sampleRate: sampleRate, layout: self.route.layout, hrtf: algorithm == .hrtf)
+        device = try LoopbackDevice(sampleRate: sampleRate, layout: layout, hrtf: algorithm == .hrtf)
         try setDistanceModel(DistanceModel())
     }
 

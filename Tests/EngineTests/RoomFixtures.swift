@@ -21,10 +21,11 @@ enum Fixture {
     }
 
     static func point(_ signal: [Float], at placement: Placement, id: String = "tone", gain: Double = 0,
-                      loop: Bool = false, start: Double = 0, rate: Double = 1, paths: RoomPaths = .default) -> RoomSource {
+                      loop: Bool = false, start: Double = 0, rate: Double = 1, paths: RoomPaths = .default,
+                      algorithm: SourceAlgorithm = .auto) -> RoomSource {
         RoomSource(SourceDescription(id: id, audioPath: "generated", audioField: field(id), mode: .point,
                                      placement: placement, gainDecibels: gain, loop: loop, start: start,
-                                     rate: rate, paths: paths),
+                                     rate: rate, paths: paths, algorithm: algorithm),
                    audio: AudioBuffer(mono: signal))
     }
 
@@ -59,7 +60,15 @@ enum Fixture {
         Signals.whiteNoise(frames: Int(seconds * sampleRate), rms: 0.1, seed: seed)
     }
 
-    private static func field(_ id: String) -> FieldLocation {
+    /// A source played as its file is, head-locked.
+    static func headLocked(_ audio: AudioBuffer, id: String = "music", mode: SourceMode = .spatializeIfMono,
+                           algorithm: SourceAlgorithm = .auto, gain: Double = 0, start: Double = 0) -> RoomSource {
+        RoomSource(SourceDescription(id: id, audioPath: "generated", audioField: field(id), mode: mode,
+                                     gainDecibels: gain, start: start, algorithm: algorithm),
+                   audio: audio)
+    }
+
+    static func field(_ id: String) -> FieldLocation {
         FieldLocation(file: "test.yaml", line: nil, field: "sources.\(id).file")
     }
 }
