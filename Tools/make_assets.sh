@@ -8,13 +8,18 @@
 #   from a fixed-seed LCG below, so the output is identical run to run.
 # * Idempotent: a file is only (re)made when it is missing or older than this
 #   script; if nothing needs making it prints "assets up to date".
-# * Loops (fire, lute, stream, bird, vendor, hum and the three FOA beds) are
+# * Loops (fire, lute, stream, bird, vendor, hum and the five beds) are
 #   seamless: continuous textures are rendered X seconds too long and the tail
-#   is crossfaded (equal power) into the head; the lute's ringing tail is
-#   folded back onto its head; event tracks start and end in silence; the hum
-#   is built from whole periods.
-# * FOA beds are 4-channel AmbiX (ACN order W Y Z X, SN3D). Azimuth: 0 = ahead,
-#   +90 = listener's right, so Y = sin(-az)cos(el) (ambisonic +Y is left).
+#   is crossfaded (equal power) into the head; the ringing tails of the lute
+#   and the PA music are folded back onto their heads; event tracks start and
+#   end in silence; the hum is built from whole periods.
+# * FOA beds are 4-channel AmbiX (ACN order W Y Z X, SN3D); forest_hoa2 is
+#   9-channel second-order AmbiX (ACN 0..8: W Y Z X V T R S U, SN3D).
+#   Azimuth: 0 = ahead, +90 = listener's right, so Y = sin(-az)cos(el)
+#   (ambisonic +Y is left). AmbiX files claim no speaker positions (WAV
+#   channel mask 0).
+# * arena_pa_51 is a 5.1 speaker bed: 6 channels in WAV order FL FR FC LFE
+#   SL SR, channel mask 0x60F.
 #
 # Needs: sox (14.4), espeak-ng, awk.
 set -euo pipefail
@@ -23,8 +28,8 @@ SCRIPT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[
 ROOT="$(cd "$(dirname "$SCRIPT")/.." && pwd)"
 OUT_DIR="${1:-$ROOT/Scenes/audio}"
 
-ASSETS=(fire barkeep tavern_crowd_foa lute stream bird forest_foa
-        announcer vendor arena_crowd_foa hum)
+ASSETS=(fire barkeep tavern_crowd_foa lute stream bird forest_hoa2
+        announcer vendor arena_crowd_foa arena_pa_51 hum)
 
 for tool in sox soxi espeak-ng awk; do
     command -v "$tool" >/dev/null 2>&1 || { echo "make_assets: '$tool' not found (apt-get install sox espeak-ng)" >&2; exit 1; }
@@ -75,7 +80,8 @@ rrange() { rnd $(( $2 - $1 + 1 )); REPLY=$(( REPLY + $1 )); }
 # layers we cut every layer from a long master file at its own offset; the
 # offsets below are unique across all masters and all assets (seconds):
 #   fire 0-17 | stream 20-48 | tavern 50-90 | forest 90-140 | arena 140-240
-MASTER_LEN=250
+#   forest_hoa2 250-300 | arena_pa_51 300-330
+MASTER_LEN=330
 make_masters() {
     local t
     for t in whitenoise pinknoise brownnoise; do
@@ -169,18 +175,38 @@ foa() {
         printf "%.6f %.6f %.6f %.6f\n", g, g*sin(-a*d)*cos(e*d), g*sin(e*d), g*cos(a*d)*cos(e*d) }')
     sx "$in" "$out" remix -m "1v$w" "1v$y" "1v$z" "1v$x"
 }
-# ambix_wav IN OUT - write the final 16-bit 4-channel WAV, peak -2 dBFS (one
-#   gain for all channels, so directions are kept). sox labels 4-channel WAVs
-#   as quad speakers (WAVE_FORMAT_EXTENSIBLE, dwChannelMask 0x33); AmbiX
-#   channels are not speaker feeds, so the mask is cleared to 0.
+# hoa2 IN(mono) OUT(9ch) AZ EL GAIN  - AmbiX ACN/SN3D second-order encode.
+#   With x ahead, y left, z up: W Y Z X, V = sqrt3 xy, T = sqrt3 yz,
+#   R = (3z^2 - 1)/2, S = sqrt3 xz, U = sqrt3/2 (x^2 - y^2).
+hoa2() {
+    local in=$1 out=$2 az=$3 el=$4 g=$5 gains
+    read -r -a gains < <(awk -v a="$az" -v e="$el" -v g="$g" 'BEGIN {
+        d = atan2(0, -1) / 180; s3 = sqrt(3)
+        x = cos(a*d)*cos(e*d); y = sin(-a*d)*cos(e*d); z = sin(e*d)
+        h[0] = 1; h[1] = y; h[2] = z; h[3] = x
+        h[4] = s3*x*y; h[5] = s3*y*z; h[6] = (3*z*z - 1)/2; h[7] = s3*x*z; h[8] = s3/2*(x*x - y*y)
+        for (i = 0; i <= 8; i++) printf "1v%.6f%s", g*h[i], (i < 8 ? " " : "\n") }')
+    sx "$in" "$out" remix -m "${gains[@]}"
+}
+# wav_mask FILE MASK - set the dwChannelMask of a WAVE_FORMAT_EXTENSIBLE WAV
+#   (sox writes every WAV of 3 or more channels that way) to MASK.
+wav_mask() {
+    local f=$1 m=$(( $2 )) b
+    if [[ "$(dd if="$f" bs=1 skip=12 count=4 status=none)" == "fmt " &&
+          "$(od -An -tx1 -j20 -N2 "$f" | tr -d ' \n')" == feff ]]; then
+        b=$(printf '\\%03o' $(( m & 255 )) $(( m >> 8 & 255 )) $(( m >> 16 & 255 )) $(( m >> 24 & 255 )))
+        printf "$b" | dd of="$f" bs=1 seek=40 count=4 conv=notrunc status=none
+    else
+        echo "make_assets: unexpected WAV header in $f, channel mask left as is" >&2
+    fi
+}
+# ambix_wav IN OUT - write the final 16-bit AmbiX WAV (4 or 9 channels), peak
+#   -2 dBFS (one gain for all channels, so directions are kept). sox labels
+#   4-channel WAVs as quad speakers (dwChannelMask 0x33); AmbiX channels are
+#   not speaker feeds, so the mask is cleared to 0.
 ambix_wav() {
     sx "$1" -b 16 "$2" gain -n -2
-    if [[ "$(dd if="$2" bs=1 skip=12 count=4 status=none)" == "fmt " &&
-          "$(od -An -tx1 -j20 -N2 "$2" | tr -d ' \n')" == feff ]]; then
-        printf '\0\0\0\0' | dd of="$2" bs=1 seek=40 count=4 conv=notrunc status=none
-    else
-        echo "make_assets: unexpected WAV header in $2, channel mask left as is" >&2
-    fi
+    wav_mask "$2" 0
 }
 # mix_layers OUT IN... - plain sum (each layer already carries its gain).
 mix_layers() {
@@ -387,33 +413,35 @@ gen_bird() {   # mono LOOP 6 s: chirp groups separated by silence
     sx "$d/c.sox" -b 16 "$TMP/out/bird.wav" gain -n -2
 }
 
-gen_forest_foa() {   # FOA LOOP 8 s: wind, leaves, distant birds
-    local L=8 X=1 N=9 d="$TMP/forest" layers=()
+gen_forest_hoa2() {   # 2nd-order AmbiX LOOP 8 s: wind, leaves and birds, layers
+                      # at distinct directions, one bird up in the canopy (el 40)
+    local L=8 X=1 N=9 d="$TMP/forest_hoa2" layers=()
     mkdir -p "$d"
-    # Wind through trunks (low, gusty).
-    noise brownnoise 90 $N "$d/w1.sox" highpass 50 lowpass 500 tremolo 0.17 70 gain -n -6
-    noise pinknoise 100 $N "$d/w2.sox" highpass 90 lowpass 900 tremolo 0.11 65 gain -n -6
-    # Leaf rustle in the canopy (high, fluttering).
-    noise whitenoise 110 $N "$d/l1.sox" highpass 2500 lowpass 9000 tremolo 0.23 80 tremolo 6.1 35 gain -n -6
-    noise whitenoise 120 $N "$d/l2.sox" highpass 3000 lowpass 10000 tremolo 0.19 75 tremolo 4.3 40 gain -n -6
-    noise pinknoise 130 $N "$d/l3.sox" highpass 1800 lowpass 7000 tremolo 0.29 70 tremolo 7.7 30 gain -n -6
-    # Distant birds: two chirp tracks, softened.
-    chirps "$d/c1.sox" $N 9001 400
-    chirps "$d/c2.sox" $N 31337 1900
-    sx "$d/c1.sox" "$d/b1.sox" lowpass 6000 gain -8 reverb 60 50 80 gain -n -6
-    sx "$d/c2.sox" "$d/b2.sox" speed 0.85 rate -v $SR lowpass 5000 gain -8 reverb 70 50 90 gain -n -6
+    # Wind through trunks (low, gusty), near ear height.
+    noise brownnoise 250 $N "$d/w1.sox" highpass 50 lowpass 500 tremolo 0.13 70 gain -n -6
+    noise pinknoise 260 $N "$d/w2.sox" highpass 90 lowpass 900 tremolo 0.21 65 gain -n -6
+    # Leaf rustle (high, fluttering) in the lower branches.
+    noise whitenoise 270 $N "$d/l1.sox" highpass 2500 lowpass 9000 tremolo 0.17 80 tremolo 5.3 35 gain -n -6
+    noise whitenoise 280 $N "$d/l2.sox" highpass 3000 lowpass 10000 tremolo 0.27 75 tremolo 6.7 40 gain -n -6
+    noise pinknoise 290 $N "$d/l3.sox" highpass 1800 lowpass 7000 tremolo 0.31 70 tremolo 4.9 30 gain -n -6
+    # Birds: one fairly close, up in the canopy; one distant and low.
+    chirps "$d/c1.sox" $N 2718 300
+    chirps "$d/c2.sox" $N 1414 2300
+    sx "$d/c1.sox" "$d/b1.sox" lowpass 7000 gain -8 reverb 30 50 60 gain -n -6
+    sx "$d/c2.sox" "$d/b2.sox" speed 0.9 rate -v $SR lowpass 5000 gain -8 reverb 70 50 90 gain -n -6
     fit "$d/b2.sox" $N
-    foa "$d/w1.sox" "$d/e1.sox" -70 5 0.30
-    foa "$d/w2.sox" "$d/e2.sox" 135 0 0.28
-    foa "$d/l1.sox" "$d/e3.sox" 35 30 0.20
-    foa "$d/l2.sox" "$d/e4.sox" -140 35 0.18
-    foa "$d/l3.sox" "$d/e5.sox" 100 25 0.18
-    foa "$d/b1.sox" "$d/e6.sox" 60 30 0.10
-    foa "$d/b2.sox" "$d/e7.sox" -110 20 0.08
+    #    layer     encoded   az  el  gain
+    hoa2 "$d/w1.sox" "$d/e1.sox" -80 0 0.30
+    hoa2 "$d/w2.sox" "$d/e2.sox" 150 5 0.28
+    hoa2 "$d/l1.sox" "$d/e3.sox" 45 20 0.20
+    hoa2 "$d/l2.sox" "$d/e4.sox" -130 25 0.18
+    hoa2 "$d/l3.sox" "$d/e5.sox" 110 15 0.16
+    hoa2 "$d/b1.sox" "$d/e6.sox" 20 40 0.16
+    hoa2 "$d/b2.sox" "$d/e7.sox" -100 10 0.08
     layers=("$d"/e[1-7].sox)
     mix_layers "$d/mix.sox" "${layers[@]}"
     loop_wrap "$d/mix.sox" "$d/loop.sox" $L $X q
-    ambix_wav "$d/loop.sox" "$TMP/out/forest_foa.wav"
+    ambix_wav "$d/loop.sox" "$TMP/out/forest_hoa2.wav"
 }
 
 gen_announcer() {   # mono speech at espeak's native 22050 Hz (NOT resampled)
@@ -465,6 +493,84 @@ gen_arena_crowd_foa() {   # FOA LOOP 8 s: roaring crowd, strongest toward the ga
     ambix_wav "$d/loop.sox" "$TMP/out/arena_crowd_foa.wav"
 }
 
+gen_arena_pa_51() {   # 5.1 LOOP 8 s: the arena's PA system over a 5.1 speaker array
+    # FL FR: brass fanfare + pad + plucked arpeggio, C F G C, one chord per bar
+    #        (whole notes, 2 s at 120 bpm); FC: chime + announcement;
+    # LFE: rumble; SL SR: crowd + the hall's echo of the music.
+    local L=8 R=3 X=1 N=9 d="$TMP/arena_pa" i=0 n semi len pos bar c t
+    mkdir -p "$d"
+    # Chords, semitones from A4: bass + three upper voices.
+    local chords=("-21 -9 -5 -2" "-16 -4 0 3" "-14 -2 2 5" "-21 -9 -5 -2")
+    # Fanfare, semitones from A4 : length in eighths (0.25 s), 4 bars of 8.
+    local fanfare=(-2:1 -2:1 3:2 7:2 10:2   12:4 8:2 3:2   2:2 5:2 10:2 8:2   7:4 3:4)
+    local pads=() v
+    for (( bar = 0; bar < 4; bar++ )); do
+        read -r -a v <<<"${chords[$bar]}"
+        sx -r $SR -c 4 -n "$d/pad$bar.sox" synth 2.4 sawtooth "%${v[0]}" sawtooth "%${v[1]}" \
+            sawtooth "%${v[2]}" sawtooth "%${v[3]}" remix - lowpass 1400 gain -10 \
+            fade h 0.15 2.4 0.5 pad "$(( bar * 2 ))" 0
+        pads+=(-v 1 "$d/pad$bar.sox")
+    done
+    sx -m "${pads[@]}" "$d/pad.sox"
+    fit "$d/pad.sox" $(( L + R ))
+    pos=0
+    for n in "${fanfare[@]}"; do
+        semi=${n%%:*}; len=$(( ${n##*:} * 250 ))
+        piece "-r $SR -c 2 -n" synth "$(sec $(( len - 40 )))" sawtooth "%$semi" square "%$semi" \
+            remix - lowpass 2600 gain -10 fade h 0.02 "$(sec $(( len - 40 )))" 0.06 pad 0 0.04
+        pos=$(( pos + len ))
+    done
+    (( pos == L * 1000 )) || { echo "arena_pa_51: fanfare is $pos ms, not $L s" >&2; exit 1; }
+    render_pieces "$d/brass.sox" $(( L + R ))
+    for (( bar = 0; bar < 4; bar++ )); do
+        read -r -a v <<<"${chords[$bar]}"
+        for i in 1 2 3 2 1 2 3 2; do
+            piece "-n -r $SR -c 1" synth 0.25 pluck "%$(( v[i] + 12 ))" gain -6 fade h 0.003 0.25 0.12
+        done
+    done
+    render_pieces "$d/arp.sox" $(( L + R ))
+    # Front pair: fanfare leans left, arpeggio leans right; one gain for both.
+    sx -m -v 0.45 "$d/pad.sox" -v 0.7 "$d/brass.sox" -v 0.3 "$d/arp.sox" "$d/fl.sox"
+    sx -m -v 0.45 "$d/pad.sox" -v 0.45 "$d/brass.sox" -v 0.55 "$d/arp.sox" "$d/fr.sox"
+    sx -M "$d/fl.sox" "$d/fr.sox" "$d/dry.sox" highpass 60
+    sx "$d/dry.sox" "$d/front0.sox" reverb 25 50 80 gain -n -6 fade 0 "$(( L + R ))" 0.5
+    loop_wrap "$d/front0.sox" "$d/front.sox" $L $R add norotate
+    sx "$d/front.sox" "$d/FL.sox" remix 1
+    sx "$d/front.sox" "$d/FR.sox" remix 2
+    # Centre: two-tone chime, then the announcement; starts and ends silent.
+    sx -r $SR -c 2 -n "$d/ding.sox" synth 1.6 sine %7 sine %19 remix - fade l 0.004 1.6 1.55 pad 0.3 0
+    sx -r $SR -c 2 -n "$d/dong.sox" synth 1.9 sine %3 sine %15 remix - fade l 0.004 1.9 1.85 pad 0.85 0
+    speak "$d/s.sox" en+f2 55 150 "Welcome to the arena! Please take your seats." \
+        highpass 250 lowpass 3800 gain -10 pad 0 1.2 reverb 45 50 100 pad 2.3 0 gain -n -3
+    sx -m -v 0.35 "$d/ding.sox" -v 0.35 "$d/dong.sox" -v 1 "$d/s.sox" "$d/fc0.sox"
+    fit "$d/fc0.sox" $L
+    sx "$d/fc0.sox" "$d/FC.sox" gain -n -6 fade 0 $L 0.3
+    # LFE: brown-noise rumble below 80 Hz.
+    noise brownnoise 300 $N "$d/lfe0.sox" highpass 20 lowpass 80 lowpass 80 tremolo 0.17 40 gain -n -6
+    loop_wrap "$d/lfe0.sox" "$d/lfe1.sox" $L $X q
+    sx "$d/lfe1.sox" "$d/LFE.sox" gain -10
+    # Surrounds: decorrelated crowd murmur + wet-only echo of the front pair.
+    noise pinknoise 310 $N "$d/cl0.sox" sinc 250-2500 tremolo 0.27 35 gain -n -6
+    noise pinknoise 320 $N "$d/cr0.sox" sinc 250-2500 tremolo 0.33 35 gain -n -6
+    loop_wrap "$d/cl0.sox" "$d/cl.sox" $L $X q
+    loop_wrap "$d/cr0.sox" "$d/cr.sox" $L $X q
+    sx "$d/dry.sox" "$d/echo0.sox" reverb -w 70 40 100 100 120 lowpass 2500 gain -n -6 \
+        fade 0 "$(( L + R ))" 0.8
+    loop_wrap "$d/echo0.sox" "$d/echo.sox" $L $R add norotate
+    sx "$d/echo.sox" "$d/el.sox" remix 1
+    sx "$d/echo.sox" "$d/er.sox" remix 2
+    sx -m -v 0.3 "$d/cl.sox" -v 0.3 "$d/el.sox" "$d/SL.sox"
+    sx -m -v 0.3 "$d/cr.sox" -v 0.3 "$d/er.sox" "$d/SR.sox"
+    # Merge in WAV 5.1 order; every channel is exactly L seconds.
+    for c in FL FR FC LFE SL SR; do
+        t=$(soxi -s "$d/$c.sox")
+        (( t == L * SR )) || { echo "arena_pa_51: $c is $t samples, not $(( L * SR ))" >&2; exit 1; }
+    done
+    sx -M "$d/FL.sox" "$d/FR.sox" "$d/FC.sox" "$d/LFE.sox" "$d/SL.sox" "$d/SR.sox" "$d/bed.sox"
+    sx "$d/bed.sox" -b 16 "$TMP/out/arena_pa_51.wav" gain -n -2
+    wav_mask "$TMP/out/arena_pa_51.wav" 0x60F   # FL FR FC LFE SL SR
+}
+
 gen_hum() {   # mono LOOP 4 s: 100/200/300 Hz, whole periods (400/800/1200)
     local d="$TMP/hum"; mkdir -p "$d"
     sx -n -r $SR -c 1 "$d/a.sox" synth 192000s sine 100
@@ -488,5 +594,5 @@ for a in "${TODO[@]}"; do
 done
 total=0
 for a in "${ASSETS[@]}"; do total=$(( total + $(stat -c %s "$OUT_DIR/$a.wav") )); done
-awk -v b=$total -v t0="$T0" -v t1="$(date +%s.%N)" -v n=${#TODO[@]} -v dir="$OUT_DIR" \
-    'BEGIN { printf "total %d bytes (%.2f MB) in %d files, %s (made %d in %.1f s)\n", b, b/1048576, 11, dir, n, t1-t0 }'
+awk -v b=$total -v t0="$T0" -v t1="$(date +%s.%N)" -v n=${#TODO[@]} -v nf=${#ASSETS[@]} -v dir="$OUT_DIR" \
+    'BEGIN { printf "total %d bytes (%.2f MB) in %d files, %s (made %d in %.1f s)\n", b, b/1048576, nf, dir, n, t1-t0 }'
