@@ -45,11 +45,20 @@ public enum Ambisonics {
         return values
     }
 
-    /// Directions spread evenly over the sphere (a Fibonacci lattice),
-    /// enough of them that a sampling decoder resolves `order`.
+    /// Directions spread evenly enough over the sphere for a sampling
+    /// decoder to resolve `order`, which needs a spherical t-design with
+    /// t >= 2 * order.
+    ///
+    /// Up to second order, the icosahedron's 12 vertices (a 5-design) are
+    /// exact. For third order, a Fibonacci lattice of 36 points comes close.
     public static func virtualSpeakerDirections(order: Int) -> [SIMD3<Double>] {
-        // A t-design needs t >= 2 * order; a lattice needs more points than
-        // one to sample as evenly, about twice the channel count.
+        if order <= 2 {
+            // Cyclic permutations of (0, ±1, ±φ).
+            let phi = (1 + 5.0.squareRoot()) / 2
+            let corners = [(1.0, phi), (1, -phi), (-1, phi), (-1, -phi)]
+            return corners.flatMap { a, b in [SIMD3(0, a, b), SIMD3(a, b, 0), SIMD3(b, 0, a)] }
+                .map { $0 / (1 + phi * phi).squareRoot() }
+        }
         let count = 2 * channelCount(order: order) + 4
         let goldenAngle = Double.pi * (3 - 5.0.squareRoot())
         return (0..<count).map { index in
