@@ -52,19 +52,40 @@ public struct RenderSummary: Codable, Sendable {
     public var output: String?
     public var format: String?
     public var sources: [Source]
+    /// Routes taken during the render: "5.00 s -> speakers (panning)".
+    public var routeChanges: [String]
     public var channels: [Channel]
     /// Wall-clock time the render took, and audio seconds per wall second.
     public var renderSeconds: Double
     public var realTimeFactor: Double
 }
 
+/// A change of output route at a time on the room's timeline.
+public struct RouteChange: Sendable, Equatable {
+    public var seconds: Double
+    public var route: OutputRoute
+
+    public init(seconds: Double, route: OutputRoute) {
+        self.seconds = seconds
+        self.route = route
+    }
+
+    var frame: Int { Int((seconds * Double(Room.sampleRate)).rounded()) }
+}
+
 /// Renders a room from its start into an optional file, metering every block.
 public enum OfflineRender {
-    /// - Parameter progress: called with the fraction done after each block.
+    /// - Parameters:
+    ///   - routeChanges: taken on their exact frame, each crossfaded; every
+    ///     route must have the first route's channel count.
+    ///   - progress: called with the fraction done after each block.
     public static func run(room: Room, route requested: OutputRoute?, seconds: Double,
+                           routeChanges: [RouteChange] = [],
                            writer: AudioFileWriter?, format: AudioFileFormat?,
                            progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
-        let renderer = try RoomRenderer(room: room, route: requested)
+        let player = try RoomPlayer(room: room, route: requested)
+        let renderer = player.renderer
+        var pending = routeChanges.sorted { $0.frame < $1.frame }[...]
         let totalFrames = Int((seconds * Double(Room.sampleRate)).rounded())
         var meter = LevelMeter(channelCount: renderer.channelCount)
         var block = [Float](repeating: 0, count: RoomRenderer.blockFrames * renderer.channelCount)
@@ -72,9 +93,13 @@ public enum OfflineRender {
         let started = clock.now
         var done = 0
         while done < totalFrames {
-            let frames = min(RoomRenderer.blockFrames, totalFrames - done)
+            while let change = pending.first, change.frame <= done {
+                try player.changeRoute(to: change.route)
+                pending.removeFirst()
+            }
+            let frames = min(RoomRenderer.blockFrames, totalFrames - done, (pending.first?.frame ?? .max) - done)
             try block.withUnsafeMutableBufferPointer { block in
-                try renderer.render(into: block, frameCount: frames)
+                try player.render(into: block, frameCount: frames)
                 let rendered = UnsafeBufferPointer(rebasing: block[0..<(frames * renderer.channelCount)])
                 meter.measure(interleaved: rendered)
                 try writer?.write(interleaved: rendered)
@@ -95,6 +120,9 @@ public enum OfflineRender {
             sampleRate: Room.sampleRate, seconds: Double(totalFrames) / Double(Room.sampleRate),
             output: writer?.path, format: format?.rawValue,
             sources: zip(room.sources, renderer.choices).map(summary),
+            routeChanges: routeChanges.sorted { $0.frame < $1.frame }.map {
+                String(format: "%.2f s -> ", $0.seconds) + "\($0.route.resolved()) (\($0.route.automaticAlgorithm))"
+            },
             channels: renderer.layout.channelLabels.indices.map {
                 RenderSummary.Channel(name: renderer.layout.channelLabels[$0], peak: meter.peakDecibels(channel: $0), rms: meter.rmsDecibels(channel: $0))
             },
@@ -145,6 +173,7 @@ extension RenderSummary: CustomStringConvertible {
             text += "; \(source.rendering)"
             lines.append(text)
         }
+        for change in routeChanges { lines.append("route change: \(change)") }
         var rendered = String(format: "rendered %.2f s in %.2f s (%.0fx real time)", seconds, renderSeconds, realTimeFactor)
         if let output { rendered += " -> \(output)" + (format.map { " (\($0))" } ?? "") }
         lines.append(rendered)

@@ -63,6 +63,10 @@ public final class RoomRenderer {
     private struct Voice {
         let renderable: Renderable
         let startFrame: Int
+        /// Length of its audio in frames, whether it loops, and how fast it plays.
+        let frames: Int
+        let loop: Bool
+        let rate: Double
 
         func play() throws {
             switch renderable {
@@ -71,10 +75,29 @@ public final class RoomRenderer {
             case .speakerBed(let bed): try bed.play()
             }
         }
+
+        /// Plays from where it would be at `frame` of the room's timeline;
+        /// a voice that would have ended by then stays silent.
+        func resume(at frame: Int) throws {
+            var offset = Int((Double(frame - startFrame) * rate).rounded())
+            if offset >= frames {
+                guard loop else { return }
+                offset %= frames
+            }
+            switch renderable {
+            case .point(let source, _): try source.setPlaybackOffset(frames: offset)
+            case .bed(let bed): try bed.setPlaybackOffset(frames: offset)
+            case .speakerBed(let bed): try bed.setPlaybackOffset(frames: offset)
+            }
+            try play()
+        }
     }
 
-    /// - Parameter route: overrides the scene's route when given.
-    public init(room: Room, route: OutputRoute? = nil) throws {
+    /// - Parameters:
+    ///   - route: overrides the scene's route when given.
+    ///   - frame: where on the room's timeline to begin; sources already
+    ///     started by then play from where they would be.
+    public init(room: Room, route: OutputRoute? = nil, startingAt frame: Int = 0) throws {
         self.room = room
         let scene = room.scene
         let route = (route ?? scene.route).resolved()
@@ -104,6 +127,10 @@ public final class RoomRenderer {
             let startFrame = Int((description.start * Double(Room.sampleRate)).rounded())
             let choice = RenderChoice(source, route: route)
             choices.append(choice)
+            func voice(_ renderable: Renderable) -> Voice {
+                Voice(renderable: renderable, startFrame: startFrame, frames: source.audio.frameCount,
+                      loop: description.loop, rate: description.rate)
+            }
             switch source.rendering {
             case .passthrough:
                 let taps = ChannelTap.passthrough(channels: source.audio.channelCount, to: route.layout)
@@ -119,7 +146,7 @@ public final class RoomRenderer {
                 try point.setRate(description.rate)
                 let paths = description.paths
                 try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
-                voices.append(Voice(renderable: .point(point, description.placement), startFrame: startFrame))
+                voices.append(voice(.point(point, description.placement)))
             case .bed:
                 let mixer = try bus(choice.algorithm!).mixer
                 let renderable: Renderable
@@ -145,7 +172,7 @@ public final class RoomRenderer {
                 case nil:
                     preconditionFailure("a bed's layout is resolved when its room loads")
                 }
-                voices.append(Voice(renderable: renderable, startFrame: startFrame))
+                voices.append(voice(renderable))
             }
         }
         self.latencyFrames = latency
@@ -154,6 +181,14 @@ public final class RoomRenderer {
         self.passthrough = passthrough
         self.choices = choices
         startOrder = voices.indices.sorted { voices[$0].startFrame < voices[$1].startFrame }
+        framesRendered = frame
+        if frame > 0 {
+            try updateMotion(at: Double(frame) / Double(Room.sampleRate))
+            while nextStart < startOrder.count, voices[startOrder[nextStart]].startFrame < frame {
+                try voices[startOrder[nextStart]].resume(at: frame)
+                nextStart += 1
+            }
+        }
     }
 
     /// Renders the next `frameCount` frames (at most `maximumCallFrames`), interleaved, into `output`.

@@ -34,4 +34,7 @@ public final class AmbienceBed {
     public func setRate(_ rate: Double) throws { try voice.set(AL_PITCH, Float(rate), "alSourcef(AL_PITCH)") }
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     public func play() throws { try voice.play() }
+
+    /// Where in its audio the source starts when it next plays, in frames.
+    public func setPlaybackOffset(frames: Int) throws { try voice.setPlaybackOffset(frames: frames) }
 }

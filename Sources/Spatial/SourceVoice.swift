@@ -64,6 +64,11 @@ final class SourceVoice {
         try set(AL_LOOPING, looping ? AL_TRUE : AL_FALSE, "alSourcei(AL_LOOPING)")
     }
 
+    /// Where in its buffer the voice starts when it next plays, in frames.
+    func setPlaybackOffset(frames: Int) throws {
+        try set(AL_SAMPLE_OFFSET, ALint(frames), "alSourcei(AL_SAMPLE_OFFSET)")
+    }
+
     func play() throws {
         try device.withContext {
             alSourcePlay(name)

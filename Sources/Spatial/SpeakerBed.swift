@@ -42,6 +42,11 @@ public final class SpeakerBed {
     public func setLooping(_ looping: Bool) throws { for voice in voices { try voice.setLooping(looping) } }
     public func setRate(_ rate: Double) throws { for voice in voices { try voice.set(AL_PITCH, Float(rate), "alSourcef(AL_PITCH)") } }
 
+    /// Where in its audio the bed starts when it next plays, in frames.
+    public func setPlaybackOffset(frames: Int) throws {
+        for voice in voices { try voice.setPlaybackOffset(frames: frames) }
+    }
+
     /// Starts every speaker in the same mix, so they stay sample-aligned.
     public func play() throws {
         let names = voices.map(\.name)

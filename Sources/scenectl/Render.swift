@@ -30,6 +30,10 @@ struct Render: ParsableCommand {
     @Option(name: .long, help: "Output route: \(OutputRoute.allCases.map(\.rawValue).joined(separator: ", ")) (default: the scene's).")
     var route: OutputRoute?
 
+    @Option(name: .customLong("route-change"),
+            help: "Change the route at a time, e.g. 5:speakers, crossfading; repeatable. Routes keep the output's channel count.")
+    var routeChanges: [RouteChange] = []
+
     @Option(name: .long, help: "File encoding: \(AudioFileFormat.allCases.map(\.rawValue).joined(separator: ", ")) (default: wav-float for .wav, flac for .flac).")
     var format: AudioFileFormat?
 
@@ -44,6 +48,9 @@ struct Render: ParsableCommand {
         }
         guard let implied = AudioFileFormat(path: out) else {
             throw ValidationError("--out must name a .wav or .flac file, got \"\(out)\"")
+        }
+        for change in routeChanges where seconds.map({ change.seconds >= $0 }) ?? false {
+            throw ValidationError("--route-change at \(change.seconds) s is not inside the \(seconds!) s rendered")
         }
         if let format, (format == .flac) != (implied == .flac) {
             throw ValidationError("--format \(format) does not fit the file name \"\(out)\"")
@@ -66,9 +73,19 @@ struct Render: ParsableCommand {
         let seconds = seconds ?? room.scene.duration ?? Self.defaultSeconds
         let format = format ?? AudioFileFormat(path: out)!
         let layout = (route ?? room.scene.route).layout
+        for change in routeChanges {
+            guard change.seconds < seconds else {
+                throw ValidationError("--route-change at \(change.seconds) s is not inside the \(seconds) s rendered")
+            }
+            guard change.route.layout == layout else {
+                throw ValidationError("--route-change to \(change.route) needs \(change.route.layout.rawValue), "
+                    + "but the file is \(layout.rawValue); a file keeps its channels")
+            }
+        }
         let writer = try AudioFileWriter(path: out, format: format, layout: layout, sampleRate: Room.sampleRate)
         var reported = 0
-        let summary = try OfflineRender.run(room: room, route: route, seconds: seconds, writer: writer, format: format) { done in
+        let summary = try OfflineRender.run(room: room, route: route, seconds: seconds, routeChanges: routeChanges,
+                                            writer: writer, format: format) { done in
             guard seconds > Self.progressThreshold else { return }
             let quarter = Int(done * 4)
             if quarter > reported {

@@ -36,3 +36,13 @@ enum ExitStatus {
 
 extension OutputRoute: ExpressibleByArgument {}
 extension AudioFileFormat: ExpressibleByArgument {}
+
+extension RouteChange: ExpressibleByArgument {
+    /// `SECONDS:ROUTE`, e.g. `5:speakers`.
+    public init?(argument: String) {
+        let parts = argument.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let seconds = Double(parts[0]), seconds.isFinite, seconds > 0,
+              let route = OutputRoute(rawValue: parts[1]) else { return nil }
+        self.init(seconds: seconds, route: route)
+    }
+}

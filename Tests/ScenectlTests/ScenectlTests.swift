@@ -135,6 +135,18 @@ final class RenderFolder {
         #expect(try AudioFileReader.read(path: out).buffer.channelCount == labels.count)
     }
 
+    @Test func aRouteChangeIsTakenAndReported() throws {
+        let folder = try RenderFolder()
+        let out = folder.path + "/out.wav"
+        let result = try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "2", "--route-change", "1:speakers", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        #expect(summary["routeChanges"] as? [String] == ["1.00 s -> speakers (panning)"])
+        #expect(summary["algorithm"] as? String == "hrtf")
+        let audio = try AudioFileReader.read(path: out).buffer
+        #expect(audio.frameCount == 96_000 && Measure.rmsDecibels(Array(audio.channel(1)[60_000...])) > -40)
+    }
+
     @Test func anInvalidSceneExitsWith2AndRendersNothing() throws {
         let folder = try RenderFolder()
         try "sources:\n  - id: tone\n    file: tone.wav\n    position: [2, 0, .nan]\n".write(toFile: folder.scene, atomically: true, encoding: .utf8)
@@ -150,6 +162,9 @@ final class RenderFolder {
         (["--seconds", "nan"], "--seconds must be more than 0"),
         (["--route", "car"], "car"),
         (["--format", "flac"], "does not fit the file name"),
+        (["--route-change", "1:surround51"], "a file keeps its channels"),
+        (["--route-change", "9:speakers", "--seconds", "2"], "is not inside the 2.0 s rendered"),
+        (["--route-change", "soon:speakers"], "invalid for '--route-change"),
     ])
     func usageErrorsExitWith2(options: [String], message: String) throws {
         let folder = try RenderFolder()

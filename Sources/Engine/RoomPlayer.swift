@@ -1,0 +1,53 @@
+import AudioCore
+import Spatial
+
+/// Plays a room on one output, following changes of route: the new route's
+/// renderer picks up the room where it is, and the output crossfades into
+/// it so no source is lost and nothing clicks.
+public final class RoomPlayer {
+    /// 50 ms: long enough to hide the change of algorithm, short enough not to smear it.
+    public static let crossfadeFrames = 2_400
+
+    public let room: Room
+    public private(set) var renderer: RoomRenderer
+    public var framesRendered: Int { renderer.framesRendered }
+    public var channelCount: Int { renderer.channelCount }
+
+    /// The renderer being faded out, and how far the fade has gone.
+    private var fading: (renderer: RoomRenderer, done: Int)?
+    private var scratch: [Float]
+
+    public init(room: Room, route: OutputRoute? = nil) throws {
+        self.room = room
+        renderer = try RoomRenderer(room: room, route: route)
+        scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames * renderer.channelCount)
+    }
+
+    /// Switches to `route` from the next frame on, crossfading over `crossfadeFrames`.
+    /// The output keeps its channels, so the route must have as many.
+    public func changeRoute(to route: OutputRoute) throws {
+        let next = try RoomRenderer(room: room, route: route, startingAt: renderer.framesRendered)
+        precondition(next.channelCount == renderer.channelCount, "a route change keeps the output's channel count")
+        fading = (renderer, 0)
+        renderer = next
+    }
+
+    /// Renders the next `frameCount` frames, interleaved, into `output`.
+    public func render(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) throws {
+        try renderer.render(into: output, frameCount: frameCount)
+        guard let (old, done) = fading else { return }
+        let channels = channelCount
+        try scratch.withUnsafeMutableBufferPointer { scratch in
+            try old.render(into: scratch, frameCount: frameCount)
+            // Equal-gain: both renderers play the same sources, largely correlated.
+            for frame in 0..<frameCount {
+                let fadeIn = min(1, Float(done + frame + 1) / Float(Self.crossfadeFrames))
+                for channel in 0..<channels {
+                    let index = frame * channels + channel
+                    output[index] = output[index] * fadeIn + scratch[index] * (1 - fadeIn)
+                }
+            }
+        }
+        fading = done + frameCount >= Self.crossfadeFrames ? nil : (old, done + frameCount)
+    }
+}
