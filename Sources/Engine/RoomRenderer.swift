@@ -54,27 +54,15 @@ public final class RoomRenderer {
         }
     }
 
-    private enum Renderable {
-        case point(PointSource, Placement)
-        case bed(AmbienceBed)
-        case speakerBed(SpeakerBed)
-    }
-
     private struct Voice {
-        let renderable: Renderable
+        let sound: any TimelineVoice
+        /// A point source that moves, and its path.
+        let motion: (source: PointSource, path: MotionPath)?
         let startFrame: Int
         /// Length of its audio in frames, whether it loops, and how fast it plays.
         let frames: Int
         let loop: Bool
         let rate: Double
-
-        func play() throws {
-            switch renderable {
-            case .point(let source, _): try source.play()
-            case .bed(let bed): try bed.play()
-            case .speakerBed(let bed): try bed.play()
-            }
-        }
 
         /// Plays from where it would be at `frame` of the room's timeline;
         /// a voice that would have ended by then stays silent.
@@ -84,12 +72,8 @@ public final class RoomRenderer {
                 guard loop else { return }
                 offset %= frames
             }
-            switch renderable {
-            case .point(let source, _): try source.setPlaybackOffset(frames: offset)
-            case .bed(let bed): try bed.setPlaybackOffset(frames: offset)
-            case .speakerBed(let bed): try bed.setPlaybackOffset(frames: offset)
-            }
-            try play()
+            try sound.setPlaybackOffset(frames: offset)
+            try sound.play()
         }
     }
 
@@ -127,53 +111,42 @@ public final class RoomRenderer {
             let startFrame = Int((description.start * Double(Room.sampleRate)).rounded())
             let choice = RenderChoice(source, route: route)
             choices.append(choice)
-            func voice(_ renderable: Renderable) -> Voice {
-                Voice(renderable: renderable, startFrame: startFrame, frames: source.audio.frameCount,
-                      loop: description.loop, rate: description.rate)
-            }
+            let sound: any TimelineVoice
+            var motion: (PointSource, MotionPath)?
             switch source.rendering {
             case .passthrough:
                 let taps = ChannelTap.passthrough(channels: source.audio.channelCount, to: route.layout)
                 passthrough.append(PassthroughVoice(samples: source.audio.samples.map { $0 * Float(gain) },
                                                     channels: source.audio.channelCount, frames: source.audio.frameCount,
                                                     taps: taps, startFrame: startFrame + latency, loop: description.loop))
+                continue
             case .point:
-                let mixer = try bus(choice.algorithm!).mixer
-                let point = try mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
+                let point = try bus(choice.algorithm!).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
                 try point.setPosition(description.placement.position(at: description.start))
-                try point.setGain(linear: gain)
-                try point.setLooping(description.loop)
-                try point.setRate(description.rate)
                 let paths = description.paths
                 try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
-                voices.append(voice(.point(point, description.placement)))
+                if case .moving(let path) = description.placement { motion = (point, path) }
+                sound = point
             case .bed:
                 let mixer = try bus(choice.algorithm!).mixer
-                let renderable: Renderable
+                let orientation = description.orientation
                 switch source.bedLayout {
                 case .ambisonic(order: 1)?:
                     // OpenAL Soft decodes first order itself, through its own B-Format path.
-                    let bed = try mixer.makeAmbienceBed(ambiX: source.audio, orientation: description.orientation)
-                    try bed.setGain(linear: gain)
-                    try bed.setLooping(description.loop)
-                    try bed.setRate(description.rate)
-                    renderable = .bed(bed)
-                case let layout?:
-                    let bed = switch layout {
-                    case .ambisonic(let order):
-                        try mixer.makeAmbisonicBed(ambiX: source.audio, order: order, orientation: description.orientation)
-                    case .channels(let channels):
-                        try mixer.makeChannelBed(source.audio, layout: channels, orientation: description.orientation)
-                    }
-                    try bed.setGain(linear: gain)
-                    try bed.setLooping(description.loop)
-                    try bed.setRate(description.rate)
-                    renderable = .speakerBed(bed)
+                    sound = try mixer.makeAmbienceBed(ambiX: source.audio, orientation: orientation)
+                case .ambisonic(let order)?:
+                    sound = try mixer.makeAmbisonicBed(ambiX: source.audio, order: order, orientation: orientation)
+                case .channels(let layout)?:
+                    sound = try mixer.makeChannelBed(source.audio, layout: layout, orientation: orientation)
                 case nil:
                     preconditionFailure("a bed's layout is resolved when its room loads")
                 }
-                voices.append(voice(renderable))
             }
+            try sound.setGain(linear: gain)
+            try sound.setLooping(description.loop)
+            try sound.setRate(description.rate)
+            voices.append(Voice(sound: sound, motion: motion, startFrame: startFrame, frames: source.audio.frameCount,
+                                loop: description.loop, rate: description.rate))
         }
         self.latencyFrames = latency
         self.buses = RenderAlgorithm.allCases.compactMap { buses[$0] }
@@ -258,16 +231,14 @@ public final class RoomRenderer {
 
     private func startVoicesDue(at frame: Int) throws {
         while nextStart < startOrder.count, voices[startOrder[nextStart]].startFrame <= frame {
-            try voices[startOrder[nextStart]].play()
+            try voices[startOrder[nextStart]].sound.play()
             nextStart += 1
         }
     }
 
     private func updateMotion(at time: Double) throws {
-        for voice in voices {
-            if case .point(let source, .moving(let path)) = voice.renderable {
-                try source.setPosition(path.position(at: time))
-            }
+        for case let (source, path)? in voices.lazy.map(\.motion) {
+            try source.setPosition(path.position(at: time))
         }
     }
 }
