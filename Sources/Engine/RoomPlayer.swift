@@ -26,8 +26,10 @@ public final class RoomPlayer {
     /// Switches to `route` from the next frame on, crossfading over `crossfadeFrames`.
     /// The output keeps its channels, so the route must have as many.
     public func changeRoute(to route: OutputRoute) throws {
+        guard route.layout == renderer.layout else {
+            throw RouteChangeError(from: renderer.route, to: route)
+        }
         let next = try RoomRenderer(room: room, route: route, startingAt: renderer.framesRendered)
-        precondition(next.channelCount == renderer.channelCount, "a route change keeps the output's channel count")
         fading = (renderer, 0)
         renderer = next
     }
@@ -49,5 +51,15 @@ public final class RoomPlayer {
             }
         }
         fading = done + frameCount >= Self.crossfadeFrames ? nil : (old, done + frameCount)
+    }
+}
+
+/// A route change this output cannot take: its channels would change.
+public struct RouteChangeError: Error, Sendable, CustomStringConvertible {
+    public let from: OutputRoute
+    public let to: OutputRoute
+
+    public var description: String {
+        "cannot change from \(from) (\(from.layout.rawValue)) to \(to) (\(to.layout.rawValue)): the output keeps its channels"
     }
 }

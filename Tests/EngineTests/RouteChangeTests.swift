@@ -58,4 +58,11 @@ import Testing
             #expect(Measure.rms(settled.map { signal[$0] - new[$0] }) < 1e-4 * Measure.rms(settled.map { new[$0] }) + 1e-7)
         }
     }
+
+    @Test func aRouteWithOtherChannelsIsRefusedAndPlaybackGoesOn() throws {
+        let player = try RoomPlayer(room: Self.room, route: .headphones)
+        #expect(throws: RouteChangeError.self) { try player.changeRoute(to: .surround51) }
+        let block = try player.renderer.render(seconds: 0.1)
+        #expect(player.renderer.route == .headphones && block.channelCount == 2 && Measure.rms(block.samples) > 0.01)
+    }
 }
