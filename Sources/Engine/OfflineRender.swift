@@ -85,7 +85,8 @@ public enum OfflineRender {
                            progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
         let player = try RoomPlayer(room: room, route: requested)
         let renderer = player.renderer
-        var pending = routeChanges.sorted { $0.frame < $1.frame }[...]
+        let routeChanges = routeChanges.sorted { $0.frame < $1.frame }
+        var pending = routeChanges[...]
         let totalFrames = Int((seconds * Double(Room.sampleRate)).rounded())
         var meter = LevelMeter(channelCount: renderer.channelCount)
         var block = [Float](repeating: 0, count: RoomRenderer.blockFrames * renderer.channelCount)
@@ -120,7 +121,7 @@ public enum OfflineRender {
             sampleRate: Room.sampleRate, seconds: Double(totalFrames) / Double(Room.sampleRate),
             output: writer?.path, format: format?.rawValue,
             sources: zip(room.sources, renderer.choices).map(summary),
-            routeChanges: routeChanges.sorted { $0.frame < $1.frame }.map {
+            routeChanges: routeChanges.map {
                 String(format: "%.2f s -> ", $0.seconds) + "\($0.route.resolved()) (\($0.route.automaticAlgorithm))"
             },
             channels: renderer.layout.channelLabels.indices.map {

@@ -24,14 +24,13 @@ public final class AmbienceBed {
     }
 
     func updateOrientation() throws {
-        let inListenerFrame = mixer.listenerRotation.transposed * orientation.rotation
-        try voice.set(AL_ORIENTATION, inListenerFrame.atAndUp, "alSourcefv(AL_ORIENTATION)")
+        try voice.set(AL_ORIENTATION, mixer.inListenerFrame(orientation).atAndUp, "alSourcefv(AL_ORIENTATION)")
     }
 
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
 
     /// Playback rate, which is also pitch.
-    public func setRate(_ rate: Double) throws { try voice.set(AL_PITCH, Float(rate), "alSourcef(AL_PITCH)") }
+    public func setRate(_ rate: Double) throws { try voice.setRate(rate) }
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     public func play() throws { try voice.play() }
 

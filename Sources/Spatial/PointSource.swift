@@ -33,7 +33,7 @@ public final class PointSource {
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
 
     /// Playback rate, which is also pitch: 2 plays an octave up, twice as fast.
-    public func setRate(_ rate: Double) throws { try voice.set(AL_PITCH, Float(rate), "alSourcef(AL_PITCH)") }
+    public func setRate(_ rate: Double) throws { try voice.setRate(rate) }
 
     /// How the source reaches the listener through the room.
     ///

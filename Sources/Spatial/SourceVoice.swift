@@ -60,6 +60,9 @@ final class SourceVoice {
 
     func setGain(linear gain: Double) throws { try set(AL_GAIN, Float(gain), "alSourcef(AL_GAIN)") }
 
+    /// Playback rate, which is also pitch.
+    func setRate(_ rate: Double) throws { try set(AL_PITCH, Float(rate), "alSourcef(AL_PITCH)") }
+
     func setLooping(_ looping: Bool) throws {
         try set(AL_LOOPING, looping ? AL_TRUE : AL_FALSE, "alSourcei(AL_LOOPING)")
     }

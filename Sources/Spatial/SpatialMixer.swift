@@ -20,8 +20,7 @@ public final class SpatialMixer {
     private(set) var reverb: ReverbSlot?
     private(set) var listenerRotation = Rotation.identity
     /// Beds turn whenever the listener turns.
-    private var ambienceBeds: [Weak<AmbienceBed>] = []
-    private var speakerBeds: [Weak<SpeakerBed>] = []
+    private var beds: [WeakBed] = []
 
     /// Frames OpenAL delays its output by: the limiter's look-ahead.
     public var latencyFrames: Int { device.latencyFrames }
@@ -57,10 +56,8 @@ public final class SpatialMixer {
             try OpenALError.check("alListenerfv(AL_ORIENTATION)")
         }
         listenerRotation = rotation
-        ambienceBeds.removeAll { $0.value == nil }
-        speakerBeds.removeAll { $0.value == nil }
-        for bed in ambienceBeds { try bed.value?.updateOrientation() }
-        for bed in speakerBeds { try bed.value?.updateOrientation() }
+        beds.removeAll { $0.bed == nil }
+        for entry in beds { try entry.bed?.updateOrientation() }
     }
 
     public func makePointSource(mono samples: [Float], distance: DistanceModel) throws -> PointSource {
@@ -73,7 +70,7 @@ public final class SpatialMixer {
         let buffer = try SoundBuffer(device: device, format: AL_FORMAT_BFORMAT3D_FLOAT32,
                                      interleaved: AmbisonicFormat.fuMa(fromAmbiX: ambiX).samples)
         let bed = try AmbienceBed(mixer: self, buffer: buffer, orientation: orientation)
-        ambienceBeds.append(Weak(bed))
+        beds.append(WeakBed(bed: bed))
         return bed
     }
 
@@ -94,7 +91,7 @@ public final class SpatialMixer {
 
     private func makeSpeakerBed(feeds: [[Float]], directions: [SIMD3<Double>], orientation: Orientation) throws -> SpeakerBed {
         let bed = try SpeakerBed(mixer: self, feeds: feeds, directions: directions, orientation: orientation)
-        speakerBeds.append(Weak(bed))
+        beds.append(WeakBed(bed: bed))
         return bed
     }
 
@@ -103,9 +100,21 @@ public final class SpatialMixer {
         precondition(output.count >= frameCount * channelCount, "output block too small")
         if frameCount > 0, let base = output.baseAddress { device.render(into: base, frameCount: frameCount) }
     }
+
+    /// How a bed turned by `orientation` in the world lies in the listener's frame.
+    func inListenerFrame(_ orientation: Orientation) -> Rotation {
+        listenerRotation.transposed * orientation.rotation
+    }
 }
 
-private struct Weak<T: AnyObject> {
-    weak var value: T?
-    init(_ value: T) { self.value = value }
+/// A bed anchored to the world, which turns when the listener does.
+protocol WorldAnchored: AnyObject {
+    func updateOrientation() throws
+}
+
+extension AmbienceBed: WorldAnchored {}
+extension SpeakerBed: WorldAnchored {}
+
+private struct WeakBed {
+    weak var bed: (any WorldAnchored)?
 }

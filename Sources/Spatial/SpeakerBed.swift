@@ -32,7 +32,7 @@ public final class SpeakerBed {
     }
 
     func updateOrientation() throws {
-        let inListenerFrame = mixer.listenerRotation.transposed * orientation.rotation
+        let inListenerFrame = mixer.inListenerFrame(orientation)
         for (voice, direction) in zip(voices, directions) {
             try voice.set(AL_POSITION, (inListenerFrame * direction) * Self.radius, "alSource3f(AL_POSITION)")
         }
@@ -40,7 +40,7 @@ public final class SpeakerBed {
 
     public func setGain(linear gain: Double) throws { for voice in voices { try voice.setGain(linear: gain) } }
     public func setLooping(_ looping: Bool) throws { for voice in voices { try voice.setLooping(looping) } }
-    public func setRate(_ rate: Double) throws { for voice in voices { try voice.set(AL_PITCH, Float(rate), "alSourcef(AL_PITCH)") } }
+    public func setRate(_ rate: Double) throws { for voice in voices { try voice.setRate(rate) } }
 
     /// Where in its audio the bed starts when it next plays, in frames.
     public func setPlaybackOffset(frames: Int) throws {
