@@ -10,6 +10,11 @@ struct Scenectl {
         let status: Int32
         let stdout: String
         let stderr: String
+
+        /// The summary `--json` printed.
+        func summary() throws -> [String: Any] {
+            try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as! [String: Any]
+        }
     }
 
     static var executable: URL {
@@ -94,7 +99,7 @@ final class RenderFolder {
         let out = folder.path + "/out.wav"
         let result = try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "2", "--route", "speakers", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        let summary = try result.summary()
         #expect(summary["algorithm"] as? String == "panning" && summary["route"] as? String == "speakers")
         #expect(summary["seconds"] as? Double == 2)
         let channels = summary["channels"] as! [[String: Any]]
@@ -127,7 +132,7 @@ final class RenderFolder {
         let out = folder.path + "/out.wav"
         let result = try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "1", "--route", route, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        let summary = try result.summary()
         let channels = summary["channels"] as! [[String: Any]]
         #expect(channels.map { $0["name"] as! String } == labels)
         // The source is ahead and to the right: the right front channel carries it.
@@ -140,7 +145,7 @@ final class RenderFolder {
         let out = folder.path + "/out.wav"
         let result = try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "2", "--route-change", "1:speakers", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        let summary = try result.summary()
         #expect(summary["routeChanges"] as? [String] == ["1.00 s -> speakers (panning)"])
         #expect(summary["algorithm"] as? String == "hrtf")
         let audio = try AudioFileReader.read(path: out).buffer
@@ -198,7 +203,7 @@ final class RenderFolder {
         defer { try? FileManager.default.removeItem(atPath: out) }
         let result = try Scenectl.run(["render", scene, "--out", out, "--seconds", "6", "--json"])
         try #require(result.status == 0, "\(result.stderr) (run Tools/make_assets.sh to make the demo audio)")
-        let summary = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        let summary = try result.summary()
         let sources = summary["sources"] as! [[String: Any]]
         #expect(sources.contains { $0["mode"] as? String == "bed" }, "a demo room has a bed")
         #expect(sources.contains { $0["moving"] as? Bool == true }, "a demo room has a moving source")
