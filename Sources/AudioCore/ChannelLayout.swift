@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A loudspeaker a channel feeds.
 public enum Speaker: String, Sendable, CaseIterable {
     case frontLeft, frontRight, frontCenter, lowFrequency, sideLeft, sideRight, backLeft, backRight
@@ -47,6 +53,15 @@ public enum ChannelLayout: String, Sendable, CaseIterable {
         case .quad: [-45, 45, -135, 135]
         case .surround51: [-30, 30, 0, 0, -110, 110]
         case .surround71: [-30, 30, 0, 0, -150, 150, -90, 90]
+        }
+    }
+
+    /// Unit vectors toward each channel's speaker, in OpenAL's axes (+X
+    /// right, +Y up, -Z ahead).
+    public var directions: [SIMD3<Double>] {
+        azimuths.map { degrees in
+            let radians = degrees * .pi / 180
+            return SIMD3(sin(radians), 0, -cos(radians))
         }
     }
 

@@ -55,7 +55,7 @@ struct ChannelTap {
 }
 
 /// A file played as it is, head-locked: its channels tapped onto the output's.
-struct PassthroughVoice {
+final class PassthroughVoice {
     let samples: [Float]
     let channels: Int
     let frames: Int
@@ -63,6 +63,25 @@ struct PassthroughVoice {
     /// Output frame of its first sample.
     let startFrame: Int
     let loop: Bool
+    /// Obstruction and occlusion, one filter per channel; nil leaves the file bit-exact.
+    private var shelves: [HighShelfFilter]?
+    private var frame: [Float]
+
+    /// - Parameter directPathHF: the direct path's gain above 5 kHz, from
+    ///   obstruction and occlusion; 1 leaves it alone.
+    init(samples: [Float], channels: Int, frames: Int, taps: [ChannelTap], startFrame: Int, loop: Bool, directPathHF: Double = 1) {
+        self.samples = samples
+        self.channels = channels
+        self.frames = frames
+        self.taps = taps
+        self.startFrame = startFrame
+        self.loop = loop
+        if directPathHF < 1 {
+            shelves = [HighShelfFilter](repeating: HighShelfFilter(gainHF: directPathHF, sampleRate: Double(Room.sampleRate)),
+                                        count: channels)
+        }
+        frame = [Float](repeating: 0, count: channels)
+    }
 
     /// Adds the frames `from ..< from + count` of the output's timeline into `output`.
     func mix(into output: UnsafeMutableBufferPointer<Float>, outputChannels: Int, from: Int, count: Int) {
@@ -74,8 +93,13 @@ struct PassthroughVoice {
                     if !loop { return }
                     position %= frames
                 }
-                for tap in taps {
-                    output[offset * outputChannels + tap.output] += source[position * channels + tap.input] * tap.gain
+                if shelves != nil {
+                    for channel in 0..<channels { frame[channel] = shelves![channel].process(source[position * channels + channel]) }
+                    for tap in taps { output[offset * outputChannels + tap.output] += frame[tap.input] * tap.gain }
+                } else {
+                    for tap in taps {
+                        output[offset * outputChannels + tap.output] += source[position * channels + tap.input] * tap.gain
+                    }
                 }
             }
         }

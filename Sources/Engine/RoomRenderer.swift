@@ -2,6 +2,10 @@ import AudioCore
 import Scene
 import Spatial
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Renders a room on the engine's own clock.
 ///
 /// Each rendering algorithm in use has its own OpenAL Soft loopback device
@@ -37,6 +41,9 @@ public final class RoomRenderer {
     private let buses: [Bus]
     private let voices: [Voice]
     private let passthrough: [PassthroughVoice]
+    /// Sources the engine pans into a third-order field itself; nil when none asks for `soundField`.
+    private let field: SoundFieldBus?
+    private let bypasses: [InHeadBypass]
     /// Indices into `voices` in start order; `nextStart` is the first not yet started.
     private let startOrder: [Int]
     private var nextStart = 0
@@ -102,8 +109,27 @@ public final class RoomRenderer {
         // The route's own bus always exists: it sets the latency passthrough follows.
         let latency = try bus(route.automaticAlgorithm).mixer.latencyFrames
 
+        var field: SoundFieldBus?
+        func soundField() throws -> SoundFieldBus {
+            if let field { return field }
+            let made = try SoundFieldBus(mixer: bus(route.automaticAlgorithm).mixer, listenerPosition: scene.listenerPosition,
+                                         listenerOrientation: scene.listenerOrientation, startingAt: frame)
+            field = made
+            return made
+        }
+        let reverberant = scene.reverb != nil
+        // What the engine renders itself reaches the room's reverb through
+        // a copy in the route's bus that feeds the reverb only.
+        func reverbSend(_ mono: [Float], paths: RoomPaths) throws -> PointSource? {
+            guard reverberant, paths.reverbBlend > 0 else { return nil }
+            let send = try bus(route.automaticAlgorithm).mixer.makePointSource(mono: mono, distance: scene.distance)
+            try send.setReverbOnly(reverbBlend: paths.reverbBlend, occlusion: paths.occlusion)
+            return send
+        }
+
         var voices: [Voice] = []
         var passthrough: [PassthroughVoice] = []
+        var bypasses: [InHeadBypass] = []
         var choices: [RenderChoice] = []
         for source in room.sources {
             let description = source.description
@@ -111,22 +137,49 @@ public final class RoomRenderer {
             let startFrame = Int((description.start * Double(Room.sampleRate)).rounded())
             let choice = RenderChoice(source, route: route)
             choices.append(choice)
-            let sound: any TimelineVoice
+            let sound: (any TimelineVoice)?
             var motion: (PointSource, MotionPath)?
+            var inHead: InHeadBypass.SpatialPart?
             switch source.rendering {
             case .passthrough:
+                let paths = description.mode == .bypass ? RoomPaths.dry : description.paths
+                let direct = Float(gain * paths.directGain(reverberant: reverberant))
                 let taps = ChannelTap.passthrough(channels: source.audio.channelCount, to: route.layout)
-                passthrough.append(PassthroughVoice(samples: source.audio.samples.map { $0 * Float(gain) },
+                passthrough.append(PassthroughVoice(samples: source.audio.samples.map { $0 * direct },
                                                     channels: source.audio.channelCount, frames: source.audio.frameCount,
-                                                    taps: taps, startFrame: startFrame + latency, loop: description.loop))
-                continue
+                                                    taps: taps, startFrame: startFrame + latency, loop: description.loop,
+                                                    directPathHF: paths.directHF))
+                guard let send = try reverbSend(source.audio.downmixedToMono().samples, paths: paths) else { continue }
+                try send.lockToHead()
+                sound = send
+            case .point(.soundField?):
+                let signal = TimelineSamples(samples: source.audio.samples, startFrame: startFrame, rate: description.rate,
+                                             loop: description.loop)
+                let paths = description.paths
+                let field = try soundField()
+                let emitter = field.addPoint(signal, placement: description.placement, distance: scene.distance,
+                                             gain: gain * paths.directGain(reverberant: reverberant), directPathHF: paths.directHF)
+                inHead = .field(field, emitter: emitter)
+                if let send = try reverbSend(source.audio.samples, paths: paths) {
+                    try send.setPosition(description.placement.position(at: description.start))
+                    if case .moving(let path) = description.placement { motion = (send, path) }
+                    sound = send
+                } else {
+                    sound = nil
+                }
             case .point:
                 let point = try bus(choice.algorithm!).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
                 try point.setPosition(description.placement.position(at: description.start))
                 let paths = description.paths
                 try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
                 if case .moving(let path) = description.placement { motion = (point, path) }
+                inHead = .openAL(point)
                 sound = point
+            case .bed(.soundField?):
+                let (feeds, directions) = try Self.speakerFeeds(of: source)
+                try soundField().addBed(feeds: feeds, directions: directions, orientation: description.orientation,
+                                        startFrame: startFrame, loop: description.loop, rate: description.rate, gain: gain)
+                continue
             case .bed:
                 let mixer = try bus(choice.algorithm!).mixer
                 let orientation = description.orientation
@@ -142,12 +195,24 @@ public final class RoomRenderer {
                     preconditionFailure("a bed's layout is resolved when its room loads")
                 }
             }
-            try sound.setGain(linear: gain)
-            try sound.setLooping(description.loop)
-            try sound.setRate(description.rate)
-            voices.append(Voice(sound: sound, motion: motion, startFrame: startFrame, frames: source.audio.frameCount,
-                                loop: description.loop, rate: description.rate))
+            if let sound {
+                try sound.setGain(linear: gain)
+                try sound.setLooping(description.loop)
+                try sound.setRate(description.rate)
+                voices.append(Voice(sound: sound, motion: motion, startFrame: startFrame, frames: source.audio.frameCount,
+                                    loop: description.loop, rate: description.rate))
+            }
+            if description.inHead == .bypass, let inHead {
+                // The copy is heard straight, so it waits out the buses' latency like passthrough.
+                let signal = TimelineSamples(samples: source.audio.samples, startFrame: startFrame + latency,
+                                             rate: description.rate, loop: description.loop)
+                bypasses.append(try InHeadBypass(signal: signal, placement: description.placement,
+                                                 listenerPosition: scene.listenerPosition, gain: gain,
+                                                 output: route.layout, spatial: inHead, at: frame))
+            }
         }
+        self.field = field
+        self.bypasses = bypasses
         self.latencyFrames = latency
         self.buses = RenderAlgorithm.allCases.compactMap { buses[$0] }
         self.voices = voices
@@ -171,6 +236,7 @@ public final class RoomRenderer {
         try updateMotion(at: Double(framesRendered) / Double(Room.sampleRate))
         let channels = channelCount
         let first = framesRendered
+        for bypass in bypasses { try bypass.advance(from: first, count: frameCount) }
         var done = 0
         while done < frameCount {
             try startVoicesDue(at: framesRendered)
@@ -178,6 +244,7 @@ public final class RoomRenderer {
             if nextStart < startOrder.count {
                 part = min(part, voices[startOrder[nextStart]].startFrame - framesRendered)
             }
+            try field?.prepare(through: framesRendered + part)
             let slice = UnsafeMutableBufferPointer(rebasing: output[(done * channels)..<((done + part) * channels)])
             renderBuses(into: slice, frameCount: part)
             done += part
@@ -185,6 +252,7 @@ public final class RoomRenderer {
         }
         let block = UnsafeMutableBufferPointer(rebasing: output[0..<(frameCount * channels)])
         for voice in passthrough { voice.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
+        for bypass in bypasses { bypass.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
         OutputGuard.sanitize(block)
     }
 
@@ -226,6 +294,21 @@ public final class RoomRenderer {
                     for index in 0..<(frameCount * channels) { output[index] += scratch[index] }
                 }
             }
+        }
+    }
+
+    /// A bed's channels as speaker feeds and their directions in the bed's
+    /// frame: a layout's channels at their angles, or a field sampled as
+    /// the OpenAL beds sample it.
+    private static func speakerFeeds(of source: RoomSource) throws -> ([[Float]], [SIMD3<Double>]) {
+        switch source.bedLayout {
+        case .ambisonic(let order)?:
+            let directions = Ambisonics.virtualSpeakerDirections(order: order)
+            return (Ambisonics.decode(source.audio, order: order, to: directions), directions)
+        case .channels(let layout)?:
+            return ((0..<layout.channelCount).map(source.audio.channel), layout.directions)
+        case nil:
+            preconditionFailure("a bed's layout is resolved when its room loads")
         }
     }
 
@@ -271,4 +354,16 @@ public struct RenderChoice: Sendable, CustomStringConvertible {
 
     /// `auto on headphones -> hrtf`
     public var description: String { "\(reason) -> \(algorithm?.rawValue ?? "passthrough")" }
+}
+
+extension RoomPaths {
+    /// The paths of a sound played as it is: no reverb, no filtering.
+    static let dry = RoomPaths(reverbBlend: 0, obstruction: 0, occlusion: 0)
+
+    /// The direct path's broadband gain: what the reverb blend leaves of it
+    /// (equal power, as `PointSource.setRoomEffects`) in a room with a reverb.
+    func directGain(reverberant: Bool) -> Double { reverberant ? cos(reverbBlend * .pi / 2) : 1 }
+
+    /// The direct path's gain above 5 kHz, from obstruction and occlusion.
+    var directHF: Double { Level.linear(fromDecibels: obstruction) * Level.linear(fromDecibels: occlusion) }
 }

@@ -74,7 +74,15 @@ public enum SourceMode: String, Sendable, CaseIterable {
 
 /// What a source asks to be rendered with; `auto` follows the route.
 public enum SourceAlgorithm: String, Sendable, CaseIterable {
-    case auto, hrtf, panning, passthrough
+    case auto, hrtf, panning, soundField, passthrough
+}
+
+/// What a point source becomes inside the listener's head.
+public enum InHeadRendering: String, Sendable, CaseIterable {
+    /// A centred image, still through the source's algorithm and the room.
+    case mono
+    /// The file as it is on both ears, crossfading in as the source crosses the head radius.
+    case bypass
 }
 
 /// How the engine renders a source, from its mode, its algorithm and its file.
@@ -97,6 +105,7 @@ extension SourceDescription {
         case .auto, .passthrough: nil
         case .hrtf: .hrtf
         case .panning: .panning
+        case .soundField: .soundField
         }
         switch mode {
         case .bed: return .bed(requested)
@@ -220,14 +229,16 @@ public struct SourceDescription: Sendable {
     public var start: Double
     /// Playback rate and pitch, 0.5 to 2.
     public var rate: Double
-    /// Point sources only.
+    /// Point sources and passthrough only.
     public var paths: RoomPaths
+    /// Point sources only.
+    public var inHead: InHeadRendering
 
     public init(id: String, audioPath: String, audioField: FieldLocation, mode: SourceMode,
                 placement: Placement = .fixed(.zero), orientation: Orientation = .identity,
                 gainDecibels: Double = 0, loop: Bool = false, start: Double = 0,
                 rate: Double = 1, paths: RoomPaths = .default, bedLayout: BedLayoutName? = nil,
-                algorithm: SourceAlgorithm = .auto) {
+                algorithm: SourceAlgorithm = .auto, inHead: InHeadRendering = .mono) {
         self.id = id
         self.audioPath = audioPath
         self.audioField = audioField
@@ -241,6 +252,7 @@ public struct SourceDescription: Sendable {
         self.paths = paths
         self.bedLayout = bedLayout
         self.algorithm = algorithm
+        self.inHead = inHead
     }
 
 }

@@ -108,7 +108,7 @@ final class SceneReader {
 
     private func source(_ node: Node, _ field: String) -> SourceDescription? {
         let allowed = ["id", "file", "mode", "algorithm", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start",
-                       "rate", "reverbBlend", "obstruction", "occlusion", "layout"]
+                       "rate", "reverbBlend", "obstruction", "occlusion", "layout", "inHead"]
         guard let keys = mapping(node, field, allowed: allowed) else { return nil }
         let problemsBefore = issues.count
 
@@ -137,9 +137,15 @@ final class SceneReader {
             refuse(["yaw", "pitch", "roll"], "turns beds only")
             refuse(["layout"], "a layout describes a bed's channels")
         }
+        if mode == .bed || headLocked {
+            refuse(["inHead"], "only a point source can be inside the listener's head")
+        }
+        if mode == .bypass {
+            refuse(["reverbBlend", "obstruction", "occlusion"],
+                   "bypass plays the file as it is, with no reverb or occlusion; algorithm: passthrough keeps the room's paths")
+        }
         if headLocked {
             refuse(["position", "motion"], "plays head-locked as the file is (\(mode == .bypass ? "bypass" : "passthrough")), so it has no position")
-            refuse(["reverbBlend", "obstruction", "occlusion"], "plays the file as it is, with no path through the room")
             refuse(["rate"], "plays the file as it is; rate needs a spatial algorithm")
         } else if mode != .bed {
             switch (keys["position"], keys["motion"]) {
@@ -162,16 +168,21 @@ final class SceneReader {
         let start = keys["start"].flatMap { number($0, "\(field).start", in: 0...Self.maximumSeconds, unit: "s") } ?? 0
         let rate = keys["rate"].flatMap { number($0, "\(field).rate", in: 0.5...2, unit: "") } ?? 1
         var paths = RoomPaths.default
-        if mode != .bed && !headLocked {
+        if mode != .bed && mode != .bypass {
             if let node = keys["reverbBlend"], let value = number(node, "\(field).reverbBlend", in: 0...1, unit: "") { paths.reverbBlend = value }
             if let node = keys["obstruction"], let value = number(node, "\(field).obstruction", in: -100...0, unit: "dB") { paths.obstruction = value }
             if let node = keys["occlusion"], let value = number(node, "\(field).occlusion", in: -100...0, unit: "dB") { paths.occlusion = value }
         }
 
+        var inHead = InHeadRendering.mono
+        if mode != .bed && !headLocked, let node = keys["inHead"], let value: InHeadRendering = choice(node, "\(field).inHead") {
+            inHead = value
+        }
+
         guard let audio else { return nil }
         let source = SourceDescription(id: id ?? "", audioPath: audio.path, audioField: audio.location, mode: mode,
                                        placement: placement, orientation: turned, gainDecibels: gain, loop: loop, start: start,
-                                       rate: rate, paths: paths, bedLayout: bedLayout, algorithm: algorithm)
+                                       rate: rate, paths: paths, bedLayout: bedLayout, algorithm: algorithm, inHead: inHead)
         if let fileNode = keys["file"] {
             inspect(audio.path, node: fileNode, field: "\(field).file") { source.channelProblem($0) }
         }

@@ -21,28 +21,44 @@ public enum Ambisonics {
     /// Real spherical harmonics, ACN order and SN3D, for a direction given
     /// in OpenAL axes (+X right, +Y up, -Z ahead).
     public static func harmonics(direction: SIMD3<Double>, order: Int) -> [Double] {
+        [Double](unsafeUninitializedCapacity: channelCount(order: order)) { values, count in
+            harmonics(direction: direction, order: order, into: values)
+            count = values.count
+        }
+    }
+
+    /// The harmonics written into `values`, which holds `channelCount(order:)`
+    /// of them: the form the render path uses, which allocates nothing.
+    public static func harmonics(direction: SIMD3<Double>, order: Int, into values: UnsafeMutableBufferPointer<Double>) {
+        precondition(values.count == channelCount(order: order), "room for every harmonic of the order")
         let unit = direction / (direction * direction).sum().squareRoot()
         // Ambisonic axes: X ahead, Y left, Z up.
         let x = -unit.z, y = -unit.x, z = unit.y
-        var values = [1.0]
-        if order >= 1 { values += [y, z, x] }
+        values[0] = 1
+        if order >= 1 {
+            values[1] = y
+            values[2] = z
+            values[3] = x
+        }
         if order >= 2 {
             let s3 = 3.0.squareRoot()
-            values += [s3 * x * y, s3 * y * z, (3 * z * z - 1) / 2, s3 * x * z, s3 / 2 * (x * x - y * y)]
+            values[4] = s3 * x * y
+            values[5] = s3 * y * z
+            values[6] = (3 * z * z - 1) / 2
+            values[7] = s3 * x * z
+            values[8] = s3 / 2 * (x * x - y * y)
         }
         if order >= 3 {
             let a: Double = (5.0 / 8).squareRoot(), b: Double = 15.0.squareRoot(), c: Double = (3.0 / 8).squareRoot()
             let zz: Double = 5 * z * z
-            let q: Double = a * y * (3 * x * x - y * y)
-            let o: Double = b * x * y * z
-            let m: Double = c * y * (zz - 1)
-            let k: Double = z * (zz - 3) / 2
-            let l: Double = c * x * (zz - 1)
-            let n: Double = b / 2 * z * (x * x - y * y)
-            let p: Double = a * x * (x * x - 3 * y * y)
-            values += [q, o, m, k, l, n, p]
+            values[9] = a * y * (3 * x * x - y * y)
+            values[10] = b * x * y * z
+            values[11] = c * y * (zz - 1)
+            values[12] = z * (zz - 3) / 2
+            values[13] = c * x * (zz - 1)
+            values[14] = b / 2 * z * (x * x - y * y)
+            values[15] = a * x * (x * x - 3 * y * y)
         }
-        return values
     }
 
     /// Directions spread evenly enough over the sphere for a sampling
@@ -59,7 +75,11 @@ public enum Ambisonics {
             return corners.flatMap { a, b in [SIMD3(0, a, b), SIMD3(a, b, 0), SIMD3(b, 0, a)] }
                 .map { $0 / (1 + phi * phi).squareRoot() }
         }
-        let count = 2 * channelCount(order: order) + 4
+        return fibonacciDirections(count: 2 * channelCount(order: order) + 4)
+    }
+
+    /// `count` directions on a Fibonacci lattice: nearly even over the sphere for any count.
+    public static func fibonacciDirections(count: Int) -> [SIMD3<Double>] {
         let goldenAngle = Double.pi * (3 - 5.0.squareRoot())
         return (0..<count).map { index in
             let height = 1 - (2 * Double(index) + 1) / Double(count)
@@ -67,6 +87,19 @@ public enum Ambisonics {
             let angle = goldenAngle * Double(index)
             return SIMD3(radius * sin(angle), height, -radius * cos(angle))
         }
+    }
+
+    /// Per-degree weights that trade a little of the order's sharpness for
+    /// the most energy focused on the source's direction (max-rE, 3D):
+    /// Legendre polynomials at `cos(137.9° / (order + 1.51))`.
+    public static func maxREWeights(order: Int) -> [Double] {
+        let x = cos(137.9 / (Double(order) + 1.51) * .pi / 180)
+        var weights = [1.0, x]
+        for degree in stride(from: 2, through: max(order, 1), by: 1) {
+            let n = Double(degree)
+            weights.append(((2 * n - 1) * x * weights[degree - 1] - (n - 1) * weights[degree - 2]) / n)
+        }
+        return Array(weights.prefix(order + 1))
     }
 
     /// Speaker feeds for `directions` from an AmbiX field: a sampling

@@ -1,5 +1,9 @@
 import COpenAL
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How a point source's level falls with distance, as OpenAL defines it.
 ///
 /// Every model clamps the distance to `[reference, maximum]`, so a source
@@ -26,6 +30,20 @@ public struct DistanceModel: Sendable, Equatable {
         self.reference = reference
         self.maximum = maximum
         self.rolloff = rolloff
+    }
+
+    /// The gain at `distance`, as OpenAL Soft computes it for a source.
+    public func gain(at distance: Double) -> Double {
+        if law == .none { return 1 }
+        let clamped = min(max(distance, reference), maximum)
+        switch law {
+        case .inverse: return reference / (reference + rolloff * (clamped - reference))
+        case .linear:
+            guard maximum > reference else { return 1 }
+            return max(0, 1 - rolloff * (clamped - reference) / (maximum - reference))
+        case .exponential: return pow(clamped / reference, -rolloff)
+        case .none: return 1
+        }
     }
 
     var alModel: ALenum {

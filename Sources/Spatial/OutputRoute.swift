@@ -46,12 +46,16 @@ public enum OutputRoute: String, Sendable, CaseIterable, CustomStringConvertible
     }
 }
 
-/// How OpenAL Soft turns a positioned source into output channels.
+/// How a positioned source becomes output channels.
 public enum RenderAlgorithm: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// Binaural filtering through head-related transfer functions.
+    /// Binaural filtering through head-related transfer functions, by OpenAL Soft.
     case hrtf
-    /// Amplitude panning over the route's real loudspeaker layout.
+    /// Amplitude panning over the route's real loudspeaker layout, by OpenAL Soft.
     case panning
+    /// Third-order ambisonic panning by the engine, decoded for the route:
+    /// onto its real loudspeakers, or onto virtual ones heard through HRTF
+    /// on headphones.
+    case soundField
 
     public var description: String { rawValue }
 }

@@ -55,6 +55,22 @@ public final class PointSource {
         try voice.setPaths(direct: LowPass(gain: cos(angle), gainHF: obstructed * occluded),
                            send: (reverb.slot, LowPass(gain: sin(angle), gainHF: occluded)))
     }
+
+    /// Sends the source to the room's reverb only, for a sound whose direct
+    /// path the engine renders itself; the send follows `setRoomEffects`.
+    public func setReverbOnly(reverbBlend: Double, occlusion: Double) throws {
+        guard let reverb = mixer.reverb else { preconditionFailure("a reverb send needs the room to have a reverb") }
+        try voice.setPaths(direct: LowPass(gain: 0, gainHF: 1),
+                           send: (reverb.slot, LowPass(gain: sin(reverbBlend * .pi / 2), gainHF: Level.linear(fromDecibels: occlusion))))
+    }
+
+    /// Keeps the source at the centre of the listener's head wherever the
+    /// listener goes, for a head-locked sound's reverb send.
+    public func lockToHead() throws {
+        try voice.set(AL_SOURCE_RELATIVE, AL_TRUE, "alSourcei(AL_SOURCE_RELATIVE)")
+        try voice.set(AL_POSITION, Position.zero, "alSource3f(AL_POSITION)")
+    }
+
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     public func play() throws { try voice.play() }
 

@@ -28,6 +28,7 @@ public final class SpatialMixer {
     /// - Parameter layout: the channels to render; HRTF renders two ears.
     public init(algorithm: RenderAlgorithm, layout: ChannelLayout, sampleRate: Int = 48_000) throws {
         precondition(algorithm != .hrtf || layout == .stereo, "HRTF renders two ears")
+        precondition(algorithm != .soundField, "the engine pans sound fields itself")
         self.algorithm = algorithm
         self.sampleRate = sampleRate
         device = try LoopbackDevice(sampleRate: sampleRate, layout: layout, hrtf: algorithm == .hrtf)
@@ -84,8 +85,7 @@ public final class SpatialMixer {
 
     /// A world-anchored bed of loudspeaker channels, each at its layout's angle.
     public func makeChannelBed(_ audio: AudioBuffer, layout: ChannelLayout, orientation: Orientation) throws -> SpeakerBed {
-        let directions = layout.azimuths.map { SIMD3(sin(radians($0)), 0, -cos(radians($0))) }
-        return try makeSpeakerBed(feeds: (0..<layout.channelCount).map(audio.channel), directions: directions,
+        try makeSpeakerBed(feeds: (0..<layout.channelCount).map(audio.channel), directions: layout.directions,
                                   orientation: orientation)
     }
 
@@ -93,6 +93,22 @@ public final class SpatialMixer {
         let bed = try SpeakerBed(mixer: self, feeds: feeds, directions: directions, orientation: orientation)
         beds.append(WeakBed(bed: bed))
         return bed
+    }
+
+    /// A stream of feeds the engine decoded for this device's own channels,
+    /// played straight to them.
+    public func makeOutputStream(chunkFrames: Int, chunks: Int) throws -> StreamedVoice {
+        let voice = try StreamedVoice(device: device, layout: layout, chunkFrames: chunkFrames, chunks: chunks)
+        try voice.playDirectToOutputs()
+        return voice
+    }
+
+    /// A mono stream played from a virtual loudspeaker in `direction`
+    /// (OpenAL axes, in the listener's frame).
+    public func makeVirtualSpeakerStream(direction: SIMD3<Double>, chunkFrames: Int, chunks: Int) throws -> StreamedVoice {
+        let voice = try StreamedVoice(device: device, layout: .mono, chunkFrames: chunkFrames, chunks: chunks)
+        try voice.placeAsVirtualSpeaker(direction: direction)
+        return voice
     }
 
     /// Renders the next `frameCount` frames, interleaved, into `output`.

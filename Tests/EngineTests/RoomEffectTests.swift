@@ -1,3 +1,4 @@
+import AudioCore
 import AudioMeasurements
 import Engine
 import Scene
@@ -69,6 +70,38 @@ import Testing
         let occluded = try Self.tailTreble(RoomPaths(reverbBlend: 0.5, obstruction: 0, occlusion: -20))
         #expect(abs(obstructed - clear) < 0.5, "obstruction moved the tail by \(obstructed - clear) dB")
         #expect(occluded - clear < -6, "occlusion moved the tail by \(occluded - clear) dB")
+    }
+
+    /// A head-locked noise burst, played as `mode` gives it, on speakers.
+    static func headLocked(_ mode: SourceMode, paths: RoomPaths, reverb: RoomReverb?, seconds: Double) throws -> [Float] {
+        let burst = AudioBuffer(mono: Fixture.noise(seconds: burstSeconds))
+        let source = Fixture.headLocked(burst, mode: mode, algorithm: mode == .point ? .passthrough : .auto, paths: paths)
+        let output = try RoomRenderer(room: Fixture.room([source], route: .speakers, reverb: reverb)).render(seconds: seconds)
+        return zip(output.channel(0), output.channel(1)).map { $0 + $1 }
+    }
+
+    @Test func passthroughReachesTheReverbAndBypassDoesNot() throws {
+        let paths = RoomPaths(reverbBlend: 0.5, obstruction: 0, occlusion: 0)
+        let tail = { (mode: SourceMode) in
+            let mix = try Self.headLocked(mode, paths: paths, reverb: RoomReverb(preset: .largeHall), seconds: Self.burstSeconds + 1)
+            return Measure.rmsDecibels(Array(mix[(Self.burstEnd + 2_400)...]))
+        }
+        let passthrough = try tail(.point), bypass = try tail(.bypass)
+        #expect(passthrough > -50 && bypass == -.infinity, "tail after passthrough \(passthrough) dB, after bypass \(bypass) dB")
+    }
+
+    @Test func occlusionDarkensPassthroughButNotBypass() throws {
+        func bands(_ mix: [Float]) -> (high: Double, low: Double) {
+            let steady = Array(mix[4_800..<Self.burstEnd])
+            return (Measure.rmsDecibels(Biquad.highPassed(steady, cutoff: 5_000)), Measure.rmsDecibels(Biquad.lowPassed(steady, cutoff: 500)))
+        }
+        let occluded = RoomPaths(reverbBlend: 0.2, obstruction: 0, occlusion: -20)
+        let clear = bands(try Self.headLocked(.point, paths: .default, reverb: nil, seconds: Self.burstSeconds))
+        let darkened = bands(try Self.headLocked(.point, paths: occluded, reverb: nil, seconds: Self.burstSeconds))
+        let change = (high: darkened.high - clear.high, low: darkened.low - clear.low)
+        #expect(change.high - change.low <= -10, "above 5 kHz \(change.high) dB, below 500 Hz \(change.low) dB")
+        let bypass = try Self.headLocked(.bypass, paths: occluded, reverb: nil, seconds: Self.burstSeconds)
+        #expect(bypass == (try Self.headLocked(.bypass, paths: .default, reverb: nil, seconds: Self.burstSeconds)))
     }
 
     @Test(arguments: [0.5, 2.0])

@@ -22,10 +22,10 @@ enum Fixture {
 
     static func point(_ signal: [Float], at placement: Placement, id: String = "tone", gain: Double = 0,
                       loop: Bool = false, start: Double = 0, rate: Double = 1, paths: RoomPaths = .default,
-                      algorithm: SourceAlgorithm = .auto) -> RoomSource {
+                      algorithm: SourceAlgorithm = .auto, inHead: InHeadRendering = .mono) -> RoomSource {
         RoomSource(SourceDescription(id: id, audioPath: "generated", audioField: field(id), mode: .point,
                                      placement: placement, gainDecibels: gain, loop: loop, start: start,
-                                     rate: rate, paths: paths, algorithm: algorithm),
+                                     rate: rate, paths: paths, algorithm: algorithm, inHead: inHead),
                    audio: AudioBuffer(mono: signal))
     }
 
@@ -62,9 +62,10 @@ enum Fixture {
 
     /// A source played as its file is, head-locked.
     static func headLocked(_ audio: AudioBuffer, id: String = "music", mode: SourceMode = .spatializeIfMono,
-                           algorithm: SourceAlgorithm = .auto, gain: Double = 0, start: Double = 0) -> RoomSource {
+                           algorithm: SourceAlgorithm = .auto, gain: Double = 0, start: Double = 0,
+                           paths: RoomPaths = .default) -> RoomSource {
         RoomSource(SourceDescription(id: id, audioPath: "generated", audioField: field(id), mode: mode,
-                                     gainDecibels: gain, start: start, algorithm: algorithm),
+                                     gainDecibels: gain, start: start, paths: paths, algorithm: algorithm),
                    audio: audio)
     }
 

@@ -78,11 +78,17 @@ let invalidScenes: [Invalid] = [
     Invalid(name: "occlusion on a bed", yaml: "sources:\n  - id: b\n    file: foa.wav\n    mode: bed\n    occlusion: -10\n", line: 5,
             field: "sources[0].occlusion", message: "a bed is the room's own ambience"),
     Invalid(name: "unknown algorithm", yaml: "sources:\n\(validSource)\n    algorithm: raytraced\n", line: 5,
-            field: "sources[0].algorithm", message: "\"raytraced\": expected one of auto, hrtf, panning, passthrough"),
+            field: "sources[0].algorithm", message: "\"raytraced\": expected one of auto, hrtf, panning, soundField, passthrough"),
     Invalid(name: "passthrough bed", yaml: "sources:\n  - id: b\n    file: foa.wav\n    mode: bed\n    algorithm: passthrough\n", line: 5,
             field: "sources[0].algorithm", message: "use mode: bypass to play the file as it is"),
     Invalid(name: "position on bypass", yaml: "sources:\n  - id: m\n    file: mono.wav\n    mode: bypass\n    position: [1, 0, 0]\n", line: 5,
             field: "sources[0].position", message: "plays head-locked as the file is (bypass), so it has no position"),
+    Invalid(name: "unknown inHead", yaml: "sources:\n\(validSource)\n    inHead: stereo\n", line: 5,
+            field: "sources[0].inHead", message: "\"stereo\": expected one of mono, bypass"),
+    Invalid(name: "inHead on a bed", yaml: "sources:\n  - id: b\n    file: foa.wav\n    mode: bed\n    inHead: bypass\n", line: 5,
+            field: "sources[0].inHead", message: "only a point source can be inside the listener's head"),
+    Invalid(name: "occlusion on bypass", yaml: "sources:\n  - id: m\n    file: mono.wav\n    mode: bypass\n    occlusion: -12\n", line: 5,
+            field: "sources[0].occlusion", message: "bypass plays the file as it is, with no reverb or occlusion"),
     Invalid(name: "rate on passthrough", yaml: "sources:\n  - id: m\n    file: mono.wav\n    algorithm: passthrough\n    rate: 1.5\n", line: 5,
             field: "sources[0].rate", message: "rate needs a spatial algorithm"),
     Invalid(name: "3 channels played as they are", yaml: "sources:\n  - id: m\n    file: three.wav\n    position: [1, 0, 0]\n", line: 3,
@@ -175,6 +181,21 @@ let invalidScenes: [Invalid] = [
         #expect(room.sources[1].wasResampled && room.sources[1].fileSampleRate == 22_050)
         #expect(abs(room.sources[1].audio.frameCount - 4_800 * 48_000 / 22_050) <= 1)
         #expect(room.sources[2].audio.channelCount == 4 && room.sources[2].description.orientation.yaw == 45)
+    }
+
+    @Test func algorithmsInHeadAndPassthroughPathsLoad() throws {
+        let room = try SceneFolder().load("""
+        reverb: { preset: plate }
+        sources:
+          - { id: field, file: mono.wav, position: [0, 0, -1], algorithm: soundField, inHead: bypass }
+          - { id: music, file: mono.wav, algorithm: passthrough, reverbBlend: 0.4, occlusion: -6 }
+          - { id: ui, file: mono.wav, mode: bypass }
+          - { id: air, file: foa.wav, mode: bed, algorithm: soundField }
+        """)
+        let sources = room.sources
+        #expect(sources.map(\.rendering) == [.point(.soundField), .passthrough, .passthrough, .bed(.soundField)])
+        #expect(sources[0].description.inHead == .bypass && sources[1].description.inHead == .mono)
+        #expect(sources[1].description.paths == RoomPaths(reverbBlend: 0.4, obstruction: 0, occlusion: -6))
     }
 
     @Test func jsonIsAcceptedBecauseItIsYAML() throws {
