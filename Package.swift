@@ -29,7 +29,8 @@ let package = Package(
         .target(name: "Spatial", dependencies: ["COpenAL", "AudioCore"]),
         .target(name: "Devices", dependencies: ["CSndFile", "CSpeexDSP", "AudioCore"]),
         .target(name: "Scene", dependencies: ["Spatial", .product(name: "Yams", package: "Yams")]),
-        .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene"]),
+        .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"]),
+        .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"]),
         .executableTarget(
             name: "scenectl",
             dependencies: [
@@ -43,6 +44,7 @@ let package = Package(
         .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "AudioMeasurements"]),
         .testTarget(name: "DevicesTests", dependencies: ["Devices", "AudioMeasurements"]),
         .testTarget(name: "SceneTests", dependencies: ["Scene", "Engine"]),
+        .testTarget(name: "VoiceTests", dependencies: ["Voice", "Devices", "AudioMeasurements"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "AudioMeasurements"]),
         .testTarget(name: "ScenectlTests", dependencies: ["scenectl", "AudioMeasurements", "Devices"]),
     ]

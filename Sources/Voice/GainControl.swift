@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Automatic gain control that follows the talker only: it measures the
+/// level of frames the voice-activity detector calls speech, moves its gain
+/// slowly toward the target level, and holds it through pauses, so neither
+/// silence nor residual echo is ever pumped up.
+public struct GainControl: Sendable {
+    /// Frame RMS the talker is brought to, in dBFS.
+    public var targetDecibels = -20.0
+    /// The most it boosts and cuts, in dB.
+    public var maximumGainDecibels = 18.0
+    public var minimumGainDecibels = -12.0
+    /// How fast the gain may move, in dB per second.
+    public var slewDecibelsPerSecond = 12.0
+    /// Peaks are kept below this, in linear full scale.
+    public var peakCeiling: Float = 0.9
+
+    public private(set) var gainDecibels = 0.0
+    private var speechLevel: Double?
+    private let frameSeconds: Double
+
+    public init(frameSize: Int, sampleRate: Int) {
+        frameSeconds = Double(frameSize) / Double(sampleRate)
+    }
+
+    /// Applies the gain to one frame in place, ramped from the previous
+    /// frame's gain; `speech` says whether the detector heard a talker in it.
+    public mutating func process(_ frame: UnsafeMutableBufferPointer<Float>, speech: Bool) {
+        let before = gainDecibels
+        if speech {
+            var energy: Float = 0
+            for sample in frame { energy += sample * sample }
+            let level = 10 * log10(Double(energy / Float(max(frame.count, 1))) + 1e-12)
+            // Half a second of speech to settle on a new talker.
+            speechLevel = speechLevel.map { $0 + (level - $0) * min(1, frameSeconds / 0.5) } ?? level
+        }
+        if let speechLevel {
+            let wanted = min(max(targetDecibels - speechLevel, minimumGainDecibels), maximumGainDecibels)
+            let step = slewDecibelsPerSecond * frameSeconds
+            gainDecibels += min(max(wanted - gainDecibels, -step), step)
+        }
+        var peak: Float = 0
+        for sample in frame { peak = max(peak, abs(sample)) }
+        // A peak the gain would push past the ceiling lowers it at once.
+        if peak > 0 {
+            let ceiling = 20 * log10(Double(peakCeiling / peak))
+            gainDecibels = min(gainDecibels, ceiling)
+        }
+        let from = Float(pow(10, before / 20)), to = Float(pow(10, gainDecibels / 20))
+        let count = Float(frame.count)
+        for index in frame.indices {
+            frame[index] *= from + (to - from) * Float(index + 1) / count
+        }
+    }
+}

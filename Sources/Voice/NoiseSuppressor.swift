@@ -1,0 +1,50 @@
+import CSpeexDSP
+
+/// A failed SpeexDSP preprocessor call.
+public struct SpeexPreprocessError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let call: String
+    public let detail: String
+
+    public var description: String { "\(call) failed: \(detail)" }
+}
+
+/// Stationary-noise suppression by SpeexDSP's preprocessor, with its own
+/// VAD, AGC and dereverberation left off: the chain has better ones.
+public final class NoiseSuppressor {
+    public let frameSize: Int
+    /// How far the noise is pushed down, in dB (negative).
+    public let suppressionDecibels: Int
+    private let state: OpaquePointer
+    private var fixed: [Int16]
+
+    public init(frameSize: Int, sampleRate: Int, suppressionDecibels: Int = -15) throws {
+        guard let state = speex_preprocess_state_init(Int32(frameSize), Int32(sampleRate)) else {
+            throw SpeexPreprocessError(call: "speex_preprocess_state_init",
+                                       detail: "no state for \(frameSize) samples at \(sampleRate) Hz")
+        }
+        self.state = state
+        self.frameSize = frameSize
+        self.suppressionDecibels = suppressionDecibels
+        fixed = [Int16](repeating: 0, count: frameSize)
+        var on: Int32 = 1, off: Int32 = 0, level = Int32(suppressionDecibels)
+        speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_DENOISE, &on)
+        speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, &level)
+        speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_AGC, &off)
+        speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_VAD, &off)
+    }
+
+    deinit { speex_preprocess_state_destroy(state) }
+
+    /// Denoises one frame in place. The preprocessor works on 16-bit
+    /// samples: the frame is rounded to them and back, 96 dB down.
+    public func process(_ frame: UnsafeMutableBufferPointer<Float>) {
+        precondition(frame.count == frameSize, "one frame at a time")
+        fixed.withUnsafeMutableBufferPointer { fixed in
+            for index in 0..<frameSize {
+                fixed[index] = Int16(max(-32_768, min(32_767, (frame[index] * 32_768).rounded())))
+            }
+            speex_preprocess_run(state, fixed.baseAddress)
+            for index in 0..<frameSize { frame[index] = Float(fixed[index]) / 32_768 }
+        }
+    }
+}

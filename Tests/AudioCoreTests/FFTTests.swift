@@ -1,0 +1,36 @@
+import AudioCore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct FFTTests {
+    @Test func aToneLandsInItsBinWithItsAmplitude() {
+        let fft = FFT(size: 512)
+        var real = (0..<512).map { Float(0.5 * cos(2 * Double.pi * 24 * Double($0) / 512)) }
+        var imaginary = [Float](repeating: 0, count: 512)
+        real.withUnsafeMutableBufferPointer { re in imaginary.withUnsafeMutableBufferPointer { fft.forward(real: re, imaginary: $0) } }
+        let magnitudes = (0..<512).map { (real[$0] * real[$0] + imaginary[$0] * imaginary[$0]).squareRoot() }
+        // A real cosine splits between bin k and N - k, each at N * A / 2.
+        #expect(abs(magnitudes[24] - 128) < 1e-3 && abs(magnitudes[488] - 128) < 1e-3)
+        #expect(magnitudes.enumerated().allSatisfy { $0.offset == 24 || $0.offset == 488 || $0.element < 1e-3 })
+    }
+
+    @Test func inverseUndoesForward() {
+        let fft = FFT(size: 256)
+        var state: UInt64 = 5
+        let signal = (0..<256).map { _ -> Float in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Float(Int64(bitPattern: state) >> 40) / Float(1 << 23)
+        }
+        var real = signal, imaginary = [Float](repeating: 0, count: 256)
+        real.withUnsafeMutableBufferPointer { re in
+            imaginary.withUnsafeMutableBufferPointer { im in
+                fft.forward(real: re, imaginary: im)
+                fft.inverse(real: re, imaginary: im)
+            }
+        }
+        #expect(zip(real, signal).allSatisfy { abs($0 - $1) < 1e-5 } && imaginary.allSatisfy { abs($0) < 1e-5 })
+    }
+}
