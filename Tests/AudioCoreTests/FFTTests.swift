@@ -17,14 +17,15 @@ import Glibc
         #expect(magnitudes.enumerated().allSatisfy { $0.offset == 24 || $0.offset == 488 || $0.element < 1e-3 })
     }
 
-    @Test func inverseUndoesForward() {
-        let fft = FFT(size: 256)
+    @Test(arguments: [256, 320])
+    func inverseUndoesForward(size: Int) {
+        let fft = FFT(size: size)
         var state: UInt64 = 5
-        let signal = (0..<256).map { _ -> Float in
+        let signal = (0..<size).map { _ -> Float in
             state = state &* 6364136223846793005 &+ 1442695040888963407
             return Float(Int64(bitPattern: state) >> 40) / Float(1 << 23)
         }
-        var real = signal, imaginary = [Float](repeating: 0, count: 256)
+        var real = signal, imaginary = [Float](repeating: 0, count: size)
         real.withUnsafeMutableBufferPointer { re in
             imaginary.withUnsafeMutableBufferPointer { im in
                 fft.forward(real: re, imaginary: im)
@@ -32,5 +33,19 @@ import Glibc
             }
         }
         #expect(zip(real, signal).allSatisfy { abs($0 - $1) < 1e-5 } && imaginary.allSatisfy { abs($0) < 1e-5 })
+    }
+
+    @Test func aToneInAMixedRadixSizeLandsInItsBin() {
+        let fft = RealFFT(size: 320)
+        let signal = (0..<320).map { Float(0.5 * sin(2 * Double.pi * 7 * Double($0) / 320)) }
+        var re = [Float](repeating: 0, count: 161), im = re
+        signal.withUnsafeBufferPointer { x in re.withUnsafeMutableBufferPointer { r in im.withUnsafeMutableBufferPointer { fft.forward(x, binsReal: r, binsImaginary: $0) } } }
+        // A sine is -i N A / 2 in its bin.
+        #expect(abs(re[7]) < 1e-3 && abs(im[7] + 80) < 1e-3)
+        let magnitudes: [Float] = (0..<161).map { (re[$0] * re[$0] + im[$0] * im[$0]).squareRoot() }
+        #expect(magnitudes.indices.allSatisfy { $0 == 7 || magnitudes[$0] < 1e-3 })
+        var back = [Float](repeating: 0, count: 320)
+        re.withUnsafeBufferPointer { r in im.withUnsafeBufferPointer { i in back.withUnsafeMutableBufferPointer { fft.inverse(binsReal: r, binsImaginary: i, signal: $0) } } }
+        #expect(zip(back, signal).allSatisfy { abs($0 - $1) < 1e-5 })
     }
 }

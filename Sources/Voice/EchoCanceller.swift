@@ -1,0 +1,386 @@
+import AudioCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Acoustic echo cancellation at 16 kHz in 10 ms blocks, with no delay.
+///
+/// Two stages:
+/// 1. A partitioned-block frequency-domain adaptive filter (overlap-save,
+///    42 partitions of 10 ms: a 0.42 s echo tail) models the echo path and
+///    subtracts its estimate. A background filter adapts by proportionate,
+///    power-normalised NLMS; a foreground copy produces the output and only
+///    takes the background's coefficients when they cancel better, so
+///    double talk cannot make the output diverge.
+/// 2. A residual echo suppressor, per frequency bin, lowers what the
+///    filter leaves. It tracks the filter's echo return loss enhancement
+///    while only the far end talks, keeps a decaying hold of the residual
+///    echo for the room's reverberation, and treats bins where the filter
+///    plainly fails (right after the echo path changes) as echo alone. Its
+///    gains are applied as a short zero-phase filter inside the current
+///    block, which adds no delay.
+public final class EchoCanceller {
+    public static let blockSize = 160
+    static let fftSize = 320
+    static let bins = 161
+    static let partitions = 42
+
+    // Adaptive filter.
+    static let stepSize: Float = 0.7
+    static let regularisation: Float = 1e-8 * Float(partitions * fftSize)
+    static let errorSmoothing: Float = 0.8
+    static let copyBelow: Float = 0.7
+    static let resetAbove: Float = 4
+    // Residual echo suppressor.
+    static let spectrumSmoothing: Float = 0.5
+    static let echoDominated: Float = 3
+    static let failingFilter: Float = 0.7
+    static let overSubtraction: Float = 4
+    static let gainFloor: Float = 0.01
+    static let reverberationHold: Float = 0.92
+    static let nearTalkRatio: Float = 3
+    static let erleRising: Float = 0.1, erleFalling: Float = 0.02, erleFailing: Float = 0.5
+    /// 300 Hz to 4 kHz, where the global decisions look.
+    static let decisionBand = 6...80
+    static let gainTaps = 32
+
+    /// Blocks of far-end activity the filter needs before its output is
+    /// trusted to hold no echo worth detecting as speech.
+    static let convergenceBlocks = 150
+
+    /// The far end played something within the echo tail: its echo may still be arriving.
+    public var farEndActive: Bool { blocksSinceFarEnd < Self.partitions }
+    private var blocksSinceFarEnd = Int.max / 2
+    /// The microphone holds clearly more than the echo the filter predicts:
+    /// someone near is talking over the far end.
+    public private(set) var nearEndDominates = false
+    /// The canceller has adapted over `convergenceBlocks` blocks of far-end activity.
+    public var hasConverged: Bool { activeBlocks >= Self.convergenceBlocks }
+    private var activeBlocks = 0
+
+    private let fft = RealFFT(size: fftSize)
+    /// Far-end spectra, newest first from `newest`, as a ring of `partitions` rows.
+    private var farReal: [Float], farImaginary: [Float]
+    private var newest = 0
+    private var background: (real: [Float], imaginary: [Float])
+    private var foreground: (real: [Float], imaginary: [Float])
+    private var previousFar = [Float](repeating: 0, count: blockSize)
+    private var constrainedPartition = 0
+    private var backgroundError: Float = 0, foregroundError: Float = 0
+
+    private let window: [Float]
+    private let gainWindow: [Float]
+    private var previousMic = [Float](repeating: 0, count: blockSize)
+    private var previousError = [Float](repeating: 0, count: blockSize)
+    private var previousEcho = [Float](repeating: 0, count: blockSize)
+    private var micPower = [Float](repeating: 0, count: bins)
+    private var errorPower = [Float](repeating: 0, count: bins)
+    private var echoPower = [Float](repeating: 0, count: bins)
+    private var logERLE = [Float](repeating: 0, count: bins)
+    private var residualHold = [Float](repeating: 0, count: bins)
+    private var history = [Float](repeating: 0, count: fftSize - blockSize - gainTaps)
+
+    // Scratch, so a block allocates nothing.
+    private var frame = [Float](repeating: 0, count: fftSize)
+    private var spectrumReal = [Float](repeating: 0, count: bins), spectrumImaginary = [Float](repeating: 0, count: bins)
+    private var gradientReal = [Float](repeating: 0, count: bins), gradientImaginary = [Float](repeating: 0, count: bins)
+    private var normaliser = [Float](repeating: 0, count: bins)
+    private var weights = [Float](repeating: 0, count: partitions)
+    private var backgroundEcho = [Float](repeating: 0, count: blockSize), foregroundEcho = [Float](repeating: 0, count: blockSize)
+    private var backgroundResidual = [Float](repeating: 0, count: blockSize), foregroundResidual = [Float](repeating: 0, count: blockSize)
+    private var power = [Float](repeating: 0, count: bins)
+    private var gains = [Float](repeating: 0, count: bins)
+    private var smoothed = [Float](repeating: 0, count: bins)
+    private var filterReal = [Float](repeating: 0, count: bins), filterImaginary = [Float](repeating: 0, count: bins)
+
+    public init() {
+        let size = Self.partitions * Self.bins
+        farReal = [Float](repeating: 0, count: size)
+        farImaginary = farReal
+        background = (farReal, farReal)
+        foreground = (farReal, farReal)
+        window = (0..<Self.fftSize).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(Self.fftSize))) }
+        var taper = [Float](repeating: 0, count: Self.fftSize)
+        for tap in -Self.gainTaps...Self.gainTaps {
+            taper[(tap + Self.fftSize) % Self.fftSize] = Float(0.5 + 0.5 * cos(Double.pi * Double(tap) / Double(Self.gainTaps + 1)))
+        }
+        gainWindow = taper
+    }
+
+    /// Cancels the echo of `reference` (what was played over these 10 ms)
+    /// in `mic`, in place. Samples that are not finite count as silence.
+    public func process(_ mic: UnsafeMutableBufferPointer<Float>, reference: UnsafeBufferPointer<Float>) {
+        precondition(mic.count == Self.blockSize && reference.count == Self.blockSize, "one 10 ms block at 16 kHz")
+        let n = Self.blockSize
+        for index in 0..<n where !mic[index].isFinite { mic[index] = 0 }
+        // The far end's newest spectrum, from the last two blocks.
+        newest = (newest + Self.partitions - 1) % Self.partitions
+        for index in 0..<n {
+            frame[index] = previousFar[index]
+            let sample = reference[index]
+            frame[n + index] = sample.isFinite ? sample : 0
+            previousFar[index] = frame[n + index]
+        }
+        transform(frame, into: newest)
+
+        echoEstimate(background, into: &backgroundEcho)
+        echoEstimate(foreground, into: &foregroundEcho)
+        var backgroundEnergy: Float = 0, foregroundEnergy: Float = 0
+        for index in 0..<n {
+            backgroundResidual[index] = mic[index] - backgroundEcho[index]
+            foregroundResidual[index] = mic[index] - foregroundEcho[index]
+            backgroundEnergy += backgroundResidual[index] * backgroundResidual[index]
+            foregroundEnergy += foregroundResidual[index] * foregroundResidual[index]
+        }
+        adaptBackground()
+
+        let a = Self.errorSmoothing
+        backgroundError = a * backgroundError + (1 - a) * backgroundEnergy
+        foregroundError = a * foregroundError + (1 - a) * foregroundEnergy
+        // Copied element by element: assigning arrays would share their
+        // storage and allocate on the next write.
+        if backgroundError < Self.copyBelow * foregroundError {
+            Self.copy(background.real, into: &foreground.real)
+            Self.copy(background.imaginary, into: &foreground.imaginary)
+            Self.copy(backgroundResidual, into: &foregroundResidual)
+            Self.copy(backgroundEcho, into: &foregroundEcho)
+            foregroundError = backgroundError
+        } else if backgroundError > Self.resetAbove * foregroundError {
+            Self.copy(foreground.real, into: &background.real)
+            Self.copy(foreground.imaginary, into: &background.imaginary)
+            backgroundError = foregroundError
+        }
+
+        suppressResidual(mic: mic)
+    }
+
+    private static func copy(_ source: [Float], into destination: inout [Float]) {
+        for index in source.indices { destination[index] = source[index] }
+    }
+
+    /// The spectrum of `signal` (two blocks) into far-end row `row`.
+    private func transform(_ signal: [Float], into row: Int) {
+        let offset = row * Self.bins
+        signal.withUnsafeBufferPointer { signal in
+            farReal.withUnsafeMutableBufferPointer { re in
+                farImaginary.withUnsafeMutableBufferPointer { im in
+                    fft.forward(signal, binsReal: UnsafeMutableBufferPointer(rebasing: re[offset..<(offset + Self.bins)]),
+                                binsImaginary: UnsafeMutableBufferPointer(rebasing: im[offset..<(offset + Self.bins)]))
+                }
+            }
+        }
+    }
+
+    /// The echo a filter predicts for this block: overlap-save, the last block of the inverse.
+    private func echoEstimate(_ filter: (real: [Float], imaginary: [Float]), into echo: inout [Float]) {
+        let bins = Self.bins
+        for bin in 0..<bins {
+            spectrumReal[bin] = 0
+            spectrumImaginary[bin] = 0
+        }
+        for partition in 0..<Self.partitions {
+            let x = ((newest + partition) % Self.partitions) * bins, w = partition * bins
+            for bin in 0..<bins {
+                let xr = farReal[x + bin], xi = farImaginary[x + bin], wr = filter.real[w + bin], wi = filter.imaginary[w + bin]
+                spectrumReal[bin] += wr * xr - wi * xi
+                spectrumImaginary[bin] += wr * xi + wi * xr
+            }
+        }
+        inverse(into: &frame)
+        for index in 0..<Self.blockSize { echo[index] = frame[Self.blockSize + index] }
+    }
+
+    /// One proportionate NLMS step of the background filter, then the
+    /// overlap-save constraint on two of its partitions (the first and one
+    /// more in turn): the others are held to it over successive blocks.
+    private func adaptBackground() {
+        let n = Self.blockSize, bins = Self.bins, partitions = Self.partitions
+        for index in 0..<n {
+            frame[index] = 0
+            frame[n + index] = backgroundResidual[index]
+        }
+        frame.withUnsafeBufferPointer { signal in
+            gradientReal.withUnsafeMutableBufferPointer { re in
+                gradientImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
+            }
+        }
+        var total: Float = 0
+        for partition in 0..<partitions {
+            var sum: Float = 0
+            for bin in 0..<bins {
+                let w = partition * bins + bin
+                sum += background.real[w] * background.real[w] + background.imaginary[w] * background.imaginary[w]
+            }
+            weights[partition] = sum.squareRoot()
+            total += weights[partition]
+        }
+        let count = Float(partitions)
+        for partition in 0..<partitions {
+            weights[partition] = count * (1 / (2 * count) + weights[partition] / (2 * total + 1e-12))
+        }
+        for bin in 0..<bins { normaliser[bin] = Self.regularisation }
+        for partition in 0..<partitions {
+            let x = ((newest + partition) % partitions) * bins, weight = weights[partition]
+            for bin in 0..<bins {
+                normaliser[bin] += weight * (farReal[x + bin] * farReal[x + bin] + farImaginary[x + bin] * farImaginary[x + bin])
+            }
+        }
+        for bin in 0..<bins {
+            gradientReal[bin] /= normaliser[bin]
+            gradientImaginary[bin] /= normaliser[bin]
+        }
+        for partition in 0..<partitions {
+            let x = ((newest + partition) % partitions) * bins, w = partition * bins
+            let step = Self.stepSize * weights[partition]
+            for bin in 0..<bins {
+                // conj(X) * E
+                let xr = farReal[x + bin], xi = farImaginary[x + bin], er = gradientReal[bin], ei = gradientImaginary[bin]
+                background.real[w + bin] += step * (xr * er + xi * ei)
+                background.imaginary[w + bin] += step * (xr * ei - xi * er)
+            }
+        }
+        constrain(partition: 0)
+        constrain(partition: 1 + constrainedPartition % (partitions - 1))
+        constrainedPartition += 1
+    }
+
+    /// Zeroes the second half of a partition's impulse response, which
+    /// circular convolution would otherwise wrap into the block.
+    private func constrain(partition: Int) {
+        let bins = Self.bins, offset = partition * bins
+        for bin in 0..<bins {
+            spectrumReal[bin] = background.real[offset + bin]
+            spectrumImaginary[bin] = background.imaginary[offset + bin]
+        }
+        inverse(into: &frame)
+        for index in Self.blockSize..<Self.fftSize { frame[index] = 0 }
+        frame.withUnsafeBufferPointer { signal in
+            spectrumReal.withUnsafeMutableBufferPointer { re in
+                spectrumImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
+            }
+        }
+        for bin in 0..<bins {
+            background.real[offset + bin] = spectrumReal[bin]
+            background.imaginary[offset + bin] = spectrumImaginary[bin]
+        }
+    }
+
+    private func inverse(into signal: inout [Float]) {
+        spectrumReal.withUnsafeBufferPointer { re in
+            spectrumImaginary.withUnsafeBufferPointer { im in
+                signal.withUnsafeMutableBufferPointer { fft.inverse(binsReal: re, binsImaginary: im, signal: $0) }
+            }
+        }
+    }
+
+    /// The smoothed power spectrum of the last two blocks of a signal, Hann-windowed.
+    private func updatePower(_ smoothedPower: inout [Float], previous: inout [Float], current: UnsafeBufferPointer<Float>) {
+        let n = Self.blockSize
+        for index in 0..<n {
+            frame[index] = previous[index] * window[index]
+            frame[n + index] = current[index] * window[n + index]
+            previous[index] = current[index]
+        }
+        frame.withUnsafeBufferPointer { signal in
+            spectrumReal.withUnsafeMutableBufferPointer { re in
+                spectrumImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
+            }
+        }
+        for bin in 0..<Self.bins { power[bin] = spectrumReal[bin] * spectrumReal[bin] + spectrumImaginary[bin] * spectrumImaginary[bin] }
+        Self.smoothAcrossBins(power, into: &smoothed)
+        let a = Self.spectrumSmoothing
+        for bin in 0..<Self.bins { smoothedPower[bin] = a * smoothedPower[bin] + (1 - a) * smoothed[bin] }
+    }
+
+    /// `[1/4, 1/2, 1/4]` across bins, with nothing beyond the ends.
+    private static func smoothAcrossBins(_ values: [Float], into result: inout [Float]) {
+        let last = values.count - 1
+        for bin in 0...last {
+            let below = bin > 0 ? values[bin - 1] : 0, above = bin < last ? values[bin + 1] : 0
+            result[bin] = 0.25 * below + 0.5 * values[bin] + 0.25 * above
+        }
+    }
+
+    private func suppressResidual(mic: UnsafeMutableBufferPointer<Float>) {
+        let bins = Self.bins
+        updatePower(&micPower, previous: &previousMic, current: UnsafeBufferPointer(mic))
+        foregroundResidual.withUnsafeBufferPointer { updatePower(&errorPower, previous: &previousError, current: $0) }
+        foregroundEcho.withUnsafeBufferPointer { updatePower(&echoPower, previous: &previousEcho, current: $0) }
+
+        var micSum: Float = 0, errorSum: Float = 0, echoSum: Float = 0
+        for bin in Self.decisionBand {
+            micSum += micPower[bin]
+            errorSum += errorPower[bin]
+            echoSum += echoPower[bin]
+        }
+        let farActive = echoSum > 1e-6
+        var referenceEnergy: Float = 0
+        for sample in previousFar { referenceEnergy += sample * sample }
+        // About -50 dBFS over the block.
+        if referenceEnergy > 1e-5 * Float(Self.blockSize) {
+            blocksSinceFarEnd = 0
+            activeBlocks += 1
+        } else {
+            blocksSinceFarEnd += 1
+        }
+        let nearTalk = micSum / (echoSum + 1e-10) > Self.nearTalkRatio
+        nearEndDominates = nearTalk
+        // The filter adds power where it should remove it: it is misadjusted.
+        let failing = errorSum > micSum && echoSum > 0.3 * micSum
+        if farActive && (failing || !nearTalk) {
+            for bin in 0..<bins where failing || micPower[bin] < Self.echoDominated * echoPower[bin] {
+                let target = log(min(max(echoPower[bin] / (errorPower[bin] + 1e-12), 1), 1_000))
+                let rate = target > logERLE[bin] ? Self.erleRising : failing ? Self.erleFailing : Self.erleFalling
+                logERLE[bin] += rate * (target - logERLE[bin])
+            }
+        }
+        for bin in 0..<bins {
+            let echoOnly = micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin]
+            let held = max(echoPower[bin] / exp(logERLE[bin]), Self.reverberationHold * residualHold[bin])
+            residualHold[bin] = held
+            let residual = echoOnly ? errorPower[bin] : held
+            power[bin] = max(Self.gainFloor, 1 - Self.overSubtraction * residual / (errorPower[bin] + 1e-12))
+        }
+        Self.smoothAcrossBins(power, into: &gains)
+        applyGains(to: mic)
+    }
+
+    /// Filters the foreground's residual by the gains, as a zero-phase FIR
+    /// of ±32 taps convolved within the block, into `output`.
+    private func applyGains(to output: UnsafeMutableBufferPointer<Float>) {
+        let n = Self.blockSize, bins = Self.bins, held = history.count
+        for bin in 0..<bins {
+            spectrumReal[bin] = gains[bin]
+            spectrumImaginary[bin] = 0
+        }
+        inverse(into: &frame)
+        for index in 0..<Self.fftSize { frame[index] *= gainWindow[index] }
+        frame.withUnsafeBufferPointer { signal in
+            filterReal.withUnsafeMutableBufferPointer { re in
+                filterImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
+            }
+        }
+        for index in 0..<held { frame[index] = history[index] }
+        for index in 0..<n { frame[held + index] = foregroundResidual[index] }
+        for index in (held + n)..<Self.fftSize { frame[index] = 0 }
+        frame.withUnsafeBufferPointer { signal in
+            spectrumReal.withUnsafeMutableBufferPointer { re in
+                spectrumImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
+            }
+        }
+        for bin in 0..<bins {
+            let r = spectrumReal[bin] * filterReal[bin] - spectrumImaginary[bin] * filterImaginary[bin]
+            let i = spectrumReal[bin] * filterImaginary[bin] + spectrumImaginary[bin] * filterReal[bin]
+            spectrumReal[bin] = r
+            spectrumImaginary[bin] = i
+        }
+        inverse(into: &frame)
+        for index in 0..<n { output[index] = frame[held + index] }
+        // The history keeps the last `held` samples of the residual.
+        for index in 0..<held {
+            let source = index + n
+            history[index] = source < held ? history[source] : foregroundResidual[source - held]
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import AudioCore
+
+/// The microphone's way to the other talkers, one 10 ms frame at a time at
+/// 16 kHz: echo cancellation against what was played, noise suppression,
+/// gain control and the mute gate, with voice-activity detection alongside.
+///
+/// The detector listens to the echo-cancelled signal, before denoising,
+/// which is what it was tuned on; its decision does not depend on level,
+/// and the gain uses it to follow only the talker. Muting silences the
+/// uplink and nothing else, so the detector keeps telling a muted user
+/// that they are talking.
+public final class UplinkChain {
+    public static let sampleRate = 16_000
+    public static let frameSize = 160
+    public static var frameSeconds: Double { Double(frameSize) / Double(sampleRate) }
+
+    /// What one frame did besides its audio.
+    public struct Frame: Sendable, Equatable {
+        /// The detector heard the local talker (after echo cancellation).
+        public var speech: Bool
+        /// Frames before this one that an onset also turned to speech.
+        public var backfilled: Int
+        public var mutedTalker: MutedTalkerDetector.Change?
+    }
+
+    public var muted = false
+    /// Nil when echo cancellation is off.
+    private let echoCanceller: EchoCanceller?
+    private let noiseSuppressor: NoiseSuppressor
+    private let detector: VoiceActivityDetector
+    private var gain: GainControl
+    private var mutedTalker: MutedTalkerDetector
+
+    public init(echoCancellation: Bool) throws {
+        echoCanceller = echoCancellation ? EchoCanceller() : nil
+        noiseSuppressor = try NoiseSuppressor(frameSize: Self.frameSize, sampleRate: Self.sampleRate)
+        detector = VoiceActivityDetector()
+        gain = GainControl(frameSize: Self.frameSize, sampleRate: Self.sampleRate)
+        mutedTalker = MutedTalkerDetector(frameSeconds: Self.frameSeconds)
+    }
+
+    public var cancelsEcho: Bool { echoCanceller != nil }
+
+    /// Processes one frame: `frame` holds the microphone and becomes the
+    /// uplink; `reference` is what the output played over the same 10 ms.
+    /// Samples that are not finite are taken as silence.
+    public func process(_ frame: UnsafeMutableBufferPointer<Float>, reference: UnsafeBufferPointer<Float>) -> Frame {
+        precondition(frame.count == Self.frameSize && reference.count == Self.frameSize, "one 10 ms frame at 16 kHz")
+        for index in frame.indices where !frame[index].isFinite { frame[index] = 0 }
+        echoCanceller?.process(frame, reference: reference)
+        var decision = detector.process(UnsafeBufferPointer(frame))
+        // While the far end's echo may be arriving, speech counts only once
+        // the canceller has learnt the echo path and the microphone holds
+        // clearly more than the echo it predicts: what it lets through
+        // otherwise may be echo, not the talker.
+        if let echoCanceller, echoCanceller.farEndActive && !(echoCanceller.hasConverged && echoCanceller.nearEndDominates) {
+            decision = VoiceActivityDetector.Decision(speech: false, backfilled: 0)
+        }
+        noiseSuppressor.process(frame)
+        gain.process(frame, speech: decision.speech)
+        let change = mutedTalker.update(speech: decision.speech, muted: muted)
+        if muted { frame.update(repeating: 0) }
+        return Frame(speech: decision.speech, backfilled: decision.backfilled, mutedTalker: change)
+    }
+}

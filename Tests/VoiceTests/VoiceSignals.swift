@@ -1,0 +1,60 @@
+import AudioCore
+import Devices
+import Foundation
+import Voice
+
+/// Speech for the voice tests: the demo rooms' spoken lines (made by
+/// Tools/make_assets.sh with espeak-ng), at the chain's 16 kHz.
+enum VoiceSignals {
+    static let rate = UplinkChain.sampleRate
+
+    static func speech(_ name: String) throws -> [Float] {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Scenes/audio/\(name).wav").standardized.path
+        let decoded = try AudioFileReader.read(path: path)
+        let mono = decoded.buffer.downmixedToMono()
+        let samples = try SampleRateConverter.convert(mono, from: decoded.sampleRate, to: rate).samples
+        let peak = samples.map(abs).max() ?? 1
+        return samples.map { $0 / peak * 0.5 }
+    }
+
+    /// A room's echo path: 12 ms of flight, then an exponentially decaying
+    /// noise tail of `rt60` seconds, scaled so the echo is `loss` dB below the far end.
+    static func echo(of far: [Float], rt60: Double = 0.3, loss: Double = 6, seed: UInt64 = 11) -> [Float] {
+        let length = Int(0.4 * Double(rate)), delay = Int(0.012 * Double(rate))
+        var state = seed
+        var response = [Float](repeating: 0, count: length)
+        for index in delay..<length {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let noise = Float(Int64(bitPattern: state) >> 40) / Float(1 << 23)
+            response[index] = noise * Float(exp(-6.9 * Double(index - delay) / Double(rate) / rt60)) * 0.08
+        }
+        response[delay] += 0.6
+        var echo = [Float](repeating: 0, count: far.count)
+        for (tap, weight) in response.enumerated() where weight != 0 {
+            for index in tap..<far.count { echo[index] += far[index - tap] * weight }
+        }
+        let scale = rms(far) / rms(echo) * Float(pow(10, -loss / 20))
+        return echo.map { $0 * scale }
+    }
+
+    static func rms(_ samples: [Float]) -> Float {
+        (samples.reduce(0) { $0 + $1 * $1 } / Float(max(samples.count, 1))).squareRoot()
+    }
+
+    /// Runs `mic` through an echo canceller against `far`, block by block.
+    static func cancel(mic: [Float], far: [Float]) -> [Float] {
+        let canceller = EchoCanceller()
+        var output = mic
+        let blocks = mic.count / EchoCanceller.blockSize
+        output.withUnsafeMutableBufferPointer { out in
+            far.withUnsafeBufferPointer { reference in
+                for block in 0..<blocks {
+                    let range = (block * 160)..<((block + 1) * 160)
+                    canceller.process(UnsafeMutableBufferPointer(rebasing: out[range]), reference: UnsafeBufferPointer(rebasing: reference[range]))
+                }
+            }
+        }
+        return Array(output.prefix(blocks * 160))
+    }
+}
