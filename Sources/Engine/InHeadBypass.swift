@@ -19,10 +19,10 @@ final class InHeadBypass {
     private let signal: TimelineSamples
     private let placement: Placement
     private let listenerPosition: Position
-    private let gain: Float
+    /// The source's own gain, linear.
+    private let gain: Double
     private let taps: [ChannelTap]
     private let spatial: SpatialPart
-    private let spatialGain: Double
     /// The copy's share now: 0 outside the head, 1 inside.
     private var share: Double
     private var previousShare: Double
@@ -38,14 +38,10 @@ final class InHeadBypass {
         self.signal = signal
         self.placement = placement
         self.listenerPosition = listenerPosition
-        self.gain = Float(gain)
+        self.gain = gain
         taps = ChannelTap.passthrough(channels: 1, to: output)
         self.spatial = spatial
-        spatialGain = gain
-        share = 0
-        previousShare = 0
-        olderShare = 0
-        share = isInside(at: frame) ? 1 : 0
+        share = Self.isInside(placement, listenerPosition, at: frame) ? 1 : 0
         previousShare = share
         olderShare = share
         try applySpatialShare()
@@ -57,7 +53,7 @@ final class InHeadBypass {
         olderShare = previousShare
         previousShare = share
         let step = Double(frameCount) / Double(Self.crossfadeFrames)
-        share = isInside(at: frame) ? min(1, share + step) : max(0, share - step)
+        share = Self.isInside(placement, listenerPosition, at: frame) ? min(1, share + step) : max(0, share - step)
         if share != previousShare { try applySpatialShare() }
     }
 
@@ -72,20 +68,20 @@ final class InHeadBypass {
             signal.read(into: block, from: frame)
             for offset in 0..<frameCount {
                 let ramp = Float(before + (after - before) * Double(offset + 1) / Double(frameCount))
-                let sample = block[offset] * gain * ramp
+                let sample = block[offset] * Float(gain) * ramp
                 for tap in taps { output[offset * outputChannels + tap.output] += sample * tap.gain }
             }
         }
     }
 
-    private func isInside(at frame: Int) -> Bool {
+    private static func isInside(_ placement: Placement, _ listenerPosition: Position, at frame: Int) -> Bool {
         let offset = placement.position(at: Double(frame) / Double(Room.sampleRate)) - listenerPosition
         return (offset * offset).sum().squareRoot() < PointSource.headRadius
     }
 
     private func applySpatialShare() throws {
         switch spatial {
-        case .openAL(let source): try source.setGain(linear: spatialGain * (1 - share))
+        case .openAL(let source): try source.setGain(linear: gain * (1 - share))
         case .field(let bus, let emitter): bus.setSpatialShare(1 - share, of: emitter)
         }
     }

@@ -140,6 +140,12 @@ public final class RoomRenderer {
             let sound: (any TimelineVoice)?
             var motion: (PointSource, MotionPath)?
             var inHead: InHeadBypass.SpatialPart?
+            /// Puts a point where the source starts; a moving one gets its path.
+            func place(_ point: PointSource) throws -> (PointSource, MotionPath)? {
+                try point.setPosition(description.placement.position(at: description.start))
+                if case .moving(let path) = description.placement { return (point, path) }
+                return nil
+            }
             switch source.rendering {
             case .passthrough:
                 let paths = description.mode == .bypass ? RoomPaths.dry : description.paths
@@ -161,18 +167,16 @@ public final class RoomRenderer {
                                              gain: gain * paths.directGain(reverberant: reverberant), directPathHF: paths.directHF)
                 inHead = .field(field, emitter: emitter)
                 if let send = try reverbSend(source.audio.samples, paths: paths) {
-                    try send.setPosition(description.placement.position(at: description.start))
-                    if case .moving(let path) = description.placement { motion = (send, path) }
+                    motion = try place(send)
                     sound = send
                 } else {
                     sound = nil
                 }
             case .point:
                 let point = try bus(choice.algorithm!).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
-                try point.setPosition(description.placement.position(at: description.start))
                 let paths = description.paths
                 try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
-                if case .moving(let path) = description.placement { motion = (point, path) }
+                motion = try place(point)
                 inHead = .openAL(point)
                 sound = point
             case .bed(.soundField?):

@@ -1,7 +1,7 @@
 import COpenAL
 
 /// One OpenAL source playing one buffer: what point sources and beds share.
-final class SourceVoice {
+final class SourceVoice: OpenALSource {
     let name: ALuint
     let buffer: SoundBuffer
     var device: LoopbackDevice { buffer.device }
@@ -27,34 +27,6 @@ final class SourceVoice {
         device.withContext {
             alSourceStop(name)
             alDeleteSources(1, &name)
-        }
-    }
-
-    func set(_ parameter: ALenum, _ value: Float, _ call: String) throws {
-        try device.withContext {
-            alSourcef(name, parameter, value)
-            try OpenALError.check(call)
-        }
-    }
-
-    func set(_ parameter: ALenum, _ value: ALint, _ call: String) throws {
-        try device.withContext {
-            alSourcei(name, parameter, value)
-            try OpenALError.check(call)
-        }
-    }
-
-    func set(_ parameter: ALenum, _ vector: SIMD3<Double>, _ call: String) throws {
-        try device.withContext {
-            alSource3f(name, parameter, Float(vector.x), Float(vector.y), Float(vector.z))
-            try OpenALError.check(call)
-        }
-    }
-
-    func set(_ parameter: ALenum, _ values: [Float], _ call: String) throws {
-        try device.withContext {
-            alSourcefv(name, parameter, values)
-            try OpenALError.check(call)
         }
     }
 
@@ -97,6 +69,43 @@ final class SourceVoice {
                 alSource3i(name, AL_AUXILIARY_SEND_FILTER, ALint(send.slot), 0, ALint(filter))
                 try OpenALError.check("alSource3i(AL_AUXILIARY_SEND_FILTER)")
             }
+        }
+    }
+}
+
+/// An OpenAL source on a device: what sets its parameters, for the
+/// buffer-backed `SourceVoice` and the queue-fed `StreamedVoice` alike.
+protocol OpenALSource: AnyObject {
+    var name: ALuint { get }
+    var device: LoopbackDevice { get }
+}
+
+extension OpenALSource {
+    func set(_ parameter: ALenum, _ value: Float, _ call: String) throws {
+        try device.withContext {
+            alSourcef(name, parameter, value)
+            try OpenALError.check(call)
+        }
+    }
+
+    func set(_ parameter: ALenum, _ value: ALint, _ call: String) throws {
+        try device.withContext {
+            alSourcei(name, parameter, value)
+            try OpenALError.check(call)
+        }
+    }
+
+    func set(_ parameter: ALenum, _ vector: SIMD3<Double>, _ call: String) throws {
+        try device.withContext {
+            alSource3f(name, parameter, Float(vector.x), Float(vector.y), Float(vector.z))
+            try OpenALError.check(call)
+        }
+    }
+
+    func set(_ parameter: ALenum, _ values: [Float], _ call: String) throws {
+        try device.withContext {
+            alSourcefv(name, parameter, values)
+            try OpenALError.check(call)
         }
     }
 }

@@ -9,14 +9,14 @@ import COpenAL
 /// one chunk queued beyond the frames the device is about to render. The
 /// first chunk queued plays on the next render, so a stream fed from the
 /// frame the device renders next stays sample-aligned with everything else.
-public final class StreamedVoice {
+public final class StreamedVoice: OpenALSource {
     public let channelCount: Int
     public let chunkFrames: Int
     /// Frames queued and not yet rendered, at most.
     public var capacityFrames: Int { buffers.count * chunkFrames }
 
-    private let device: LoopbackDevice
-    private let name: ALuint
+    let device: LoopbackDevice
+    let name: ALuint
     private let format: ALenum
     /// Every buffer the ring owns; `free` holds those not in the queue.
     private var buffers: [ALuint]
@@ -73,11 +73,7 @@ public final class StreamedVoice {
     func placeAsVirtualSpeaker(direction: SIMD3<Double>) throws {
         try set(AL_SOURCE_RELATIVE, AL_TRUE, "alSourcei(AL_SOURCE_RELATIVE)")
         try set(AL_ROLLOFF_FACTOR, Float(0), "alSourcef(AL_ROLLOFF_FACTOR)")
-        let position = direction * SpeakerBed.radius
-        try device.withContext {
-            alSource3f(name, AL_POSITION, Float(position.x), Float(position.y), Float(position.z))
-            try OpenALError.check("alSource3f(AL_POSITION)")
-        }
+        try set(AL_POSITION, direction * SpeakerBed.radius, "alSource3f(AL_POSITION)")
     }
 
     /// Queues one chunk of interleaved samples, `chunkFrames` frames long,
@@ -107,20 +103,6 @@ public final class StreamedVoice {
                 try OpenALError.check("alSourcePlay")
                 started = true
             }
-        }
-    }
-
-    private func set(_ parameter: ALenum, _ value: ALint, _ call: String) throws {
-        try device.withContext {
-            alSourcei(name, parameter, value)
-            try OpenALError.check(call)
-        }
-    }
-
-    private func set(_ parameter: ALenum, _ value: Float, _ call: String) throws {
-        try device.withContext {
-            alSourcef(name, parameter, value)
-            try OpenALError.check(call)
         }
     }
 }

@@ -116,11 +116,20 @@ public final class EchoCanceller {
         for index in 0..<n where !mic[index].isFinite { mic[index] = 0 }
         // The far end's newest spectrum, from the last two blocks.
         newest = (newest + Self.partitions - 1) % Self.partitions
+        var referenceEnergy: Float = 0
         for index in 0..<n {
             frame[index] = previousFar[index]
-            let sample = reference[index]
-            frame[n + index] = sample.isFinite ? sample : 0
-            previousFar[index] = frame[n + index]
+            let sample = reference[index].isFinite ? reference[index] : 0
+            frame[n + index] = sample
+            previousFar[index] = sample
+            referenceEnergy += sample * sample
+        }
+        // About -50 dBFS over the block.
+        if referenceEnergy > 1e-5 * Float(n) {
+            blocksSinceFarEnd = 0
+            activeBlocks += 1
+        } else {
+            blocksSinceFarEnd += 1
         }
         transform(frame, into: newest)
 
@@ -200,11 +209,7 @@ public final class EchoCanceller {
             frame[index] = 0
             frame[n + index] = backgroundResidual[index]
         }
-        frame.withUnsafeBufferPointer { signal in
-            gradientReal.withUnsafeMutableBufferPointer { re in
-                gradientImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
-            }
-        }
+        transformFrame(into: &gradientReal, &gradientImaginary)
         var total: Float = 0
         for partition in 0..<partitions {
             var sum: Float = 0
@@ -255,14 +260,19 @@ public final class EchoCanceller {
         }
         inverse(into: &frame)
         for index in Self.blockSize..<Self.fftSize { frame[index] = 0 }
-        frame.withUnsafeBufferPointer { signal in
-            spectrumReal.withUnsafeMutableBufferPointer { re in
-                spectrumImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
-            }
-        }
+        transformFrame(into: &spectrumReal, &spectrumImaginary)
         for bin in 0..<bins {
             background.real[offset + bin] = spectrumReal[bin]
             background.imaginary[offset + bin] = spectrumImaginary[bin]
+        }
+    }
+
+    /// The spectrum of the `frame` scratch into `real` and `imaginary`.
+    private func transformFrame(into real: inout [Float], _ imaginary: inout [Float]) {
+        frame.withUnsafeBufferPointer { signal in
+            real.withUnsafeMutableBufferPointer { re in
+                imaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
+            }
         }
     }
 
@@ -282,11 +292,7 @@ public final class EchoCanceller {
             frame[n + index] = current[index] * window[n + index]
             previous[index] = current[index]
         }
-        frame.withUnsafeBufferPointer { signal in
-            spectrumReal.withUnsafeMutableBufferPointer { re in
-                spectrumImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
-            }
-        }
+        transformFrame(into: &spectrumReal, &spectrumImaginary)
         for bin in 0..<Self.bins { power[bin] = spectrumReal[bin] * spectrumReal[bin] + spectrumImaginary[bin] * spectrumImaginary[bin] }
         Self.smoothAcrossBins(power, into: &smoothed)
         let a = Self.spectrumSmoothing
@@ -315,15 +321,6 @@ public final class EchoCanceller {
             echoSum += echoPower[bin]
         }
         let farActive = echoSum > 1e-6
-        var referenceEnergy: Float = 0
-        for sample in previousFar { referenceEnergy += sample * sample }
-        // About -50 dBFS over the block.
-        if referenceEnergy > 1e-5 * Float(Self.blockSize) {
-            blocksSinceFarEnd = 0
-            activeBlocks += 1
-        } else {
-            blocksSinceFarEnd += 1
-        }
         let nearTalk = micSum / (echoSum + 1e-10) > Self.nearTalkRatio
         nearEndDominates = nearTalk
         // The filter adds power where it should remove it: it is misadjusted.
@@ -356,19 +353,11 @@ public final class EchoCanceller {
         }
         inverse(into: &frame)
         for index in 0..<Self.fftSize { frame[index] *= gainWindow[index] }
-        frame.withUnsafeBufferPointer { signal in
-            filterReal.withUnsafeMutableBufferPointer { re in
-                filterImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
-            }
-        }
+        transformFrame(into: &filterReal, &filterImaginary)
         for index in 0..<held { frame[index] = history[index] }
         for index in 0..<n { frame[held + index] = foregroundResidual[index] }
         for index in (held + n)..<Self.fftSize { frame[index] = 0 }
-        frame.withUnsafeBufferPointer { signal in
-            spectrumReal.withUnsafeMutableBufferPointer { re in
-                spectrumImaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
-            }
-        }
+        transformFrame(into: &spectrumReal, &spectrumImaginary)
         for bin in 0..<bins {
             let r = spectrumReal[bin] * filterReal[bin] - spectrumImaginary[bin] * filterImaginary[bin]
             let i = spectrumReal[bin] * filterImaginary[bin] + spectrumImaginary[bin] * filterReal[bin]

@@ -47,10 +47,10 @@ let bedCases: [BedCase] = [
     }
 
     static func ears(_ audio: AudioBuffer, layout: BedLayoutName?, listenerYaw: Double = 0,
-                     listenerPosition: Position = .zero) throws -> (left: [Float], right: [Float]) {
+                     listenerPosition: Position = .zero, algorithm: SourceAlgorithm = .auto) throws -> (left: [Float], right: [Float]) {
         let bed = RoomSource(SourceDescription(id: "bed", audioPath: "generated",
                                                audioField: FieldLocation(file: "test.yaml", line: nil, field: "bed"),
-                                               mode: .bed, bedLayout: layout),
+                                               mode: .bed, bedLayout: layout, algorithm: algorithm),
                              audio: audio)
         return try Fixture.render(Fixture.room([bed], listenerPosition: listenerPosition,
                                                listenerOrientation: Orientation(yaw: listenerYaw)))

@@ -73,12 +73,9 @@ import Testing
 
     @Test(arguments: bedCases)
     func everyBedLayoutRendersAsASoundFieldAndTurnsWithTheListener(_ bed: BedCase) throws {
+        let audio = bed.encode(Fixture.noise())
         func ears(yaw: Double, position: Position = .zero) throws -> (left: [Float], right: [Float]) {
-            let source = RoomSource(SourceDescription(id: "bed", audioPath: "generated",
-                                                      audioField: FieldLocation(file: "test.yaml", line: nil, field: "bed"),
-                                                      mode: .bed, bedLayout: bed.layout, algorithm: .soundField),
-                                    audio: bed.encode(Fixture.noise()))
-            return try Fixture.render(Fixture.room([source], listenerPosition: position, listenerOrientation: Orientation(yaw: yaw)))
+            try BedLayoutTests.ears(audio, layout: bed.layout, listenerYaw: yaw, listenerPosition: position, algorithm: .soundField)
         }
         // Facing 90 degrees left, a sound from 30 degrees left is 60 degrees to the right.
         let ahead = try ears(yaw: 0), turned = try ears(yaw: -90)

@@ -34,7 +34,7 @@ import Glibc
         let line = try VoiceSignals.speech("vendor")
         // As in the shared corpus: the near talker enters at 4 s, as loud as the far end there.
         let start = 4 * 16_000, end = min(far.count / 160 * 160, start + line.count)
-        let scale = VoiceSignals.rms(Array(far[start..<end])) / VoiceSignals.rms(Array(line[0..<(end - start)]))
+        let scale = Float(Measure.rms(far[start..<end]) / Measure.rms(line[0..<(end - start)]))
         for index in start..<end { near[index] = line[index - start] * scale }
         let echo = VoiceSignals.echo(of: far)
         let mic = (0..<far.count).map { echo[$0] + near[$0] }

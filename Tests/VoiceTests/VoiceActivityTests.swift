@@ -47,7 +47,7 @@ import Glibc
     func speechInWhiteNoiseIsFoundFrameByFrame(snr: Double) throws {
         let (speech, truth, starts) = try Self.lines()
         let talking = zip(speech, truth.flatMap { [Bool](repeating: $0, count: 160) }).filter(\.1).map(\.0)
-        let noise = Signals.whiteNoise(frames: speech.count, rms: VoiceSignals.rms(talking) * Float(pow(10, -snr / 20)), seed: 8)
+        let noise = Signals.whiteNoise(frames: speech.count, rms: Float(Measure.rms(talking) * pow(10, -snr / 20)), seed: 8)
         let decisions = Self.decisions(zip(speech, noise).map { $0 + $1 })
         let hits = zip(decisions, truth).filter { $0 && $1 }.count
         let precision = Double(hits) / Double(decisions.filter { $0 }.count)

@@ -1,4 +1,5 @@
 import AudioCore
+import AudioMeasurements
 import Devices
 import Foundation
 import Voice
@@ -34,12 +35,8 @@ enum VoiceSignals {
         for (tap, weight) in response.enumerated() where weight != 0 {
             for index in tap..<far.count { echo[index] += far[index - tap] * weight }
         }
-        let scale = rms(far) / rms(echo) * Float(pow(10, -loss / 20))
+        let scale = Float(Measure.rms(far) / Measure.rms(echo) * pow(10, -loss / 20))
         return echo.map { $0 * scale }
-    }
-
-    static func rms(_ samples: [Float]) -> Float {
-        (samples.reduce(0) { $0 + $1 * $1 } / Float(max(samples.count, 1))).squareRoot()
     }
 
     /// Runs `mic` through an echo canceller against `far`, block by block.
