@@ -55,9 +55,14 @@ public final class EchoCanceller {
     /// The microphone holds clearly more than the echo the filter predicts:
     /// someone near is talking over the far end.
     public private(set) var nearEndDominates = false
-    /// The canceller has adapted over `convergenceBlocks` blocks of far-end activity.
+    /// The canceller has adapted over `convergenceBlocks` blocks of far-end
+    /// activity since it last found its filter adding echo rather than removing it.
     public var hasConverged: Bool { activeBlocks >= Self.convergenceBlocks }
     private var activeBlocks = 0
+    /// Blocks in a row in which the filter added echo; `failedAfter` of them
+    /// mean the echo path has changed, while double talk leaves no such run.
+    private var failingBlocks = 0
+    static let failedAfter = 10
 
     private let fft = RealFFT(size: fftSize)
     /// Far-end spectra, newest first from `newest`, as a ring of `partitions` rows.
@@ -162,6 +167,13 @@ public final class EchoCanceller {
         }
 
         suppressResidual(mic: mic)
+    }
+
+    /// Calls `body` with the last block's output before residual
+    /// suppression: the microphone less the echo the filter predicts, with
+    /// the room's noise untouched.
+    public func withLinearOutput<Result>(_ body: (UnsafeBufferPointer<Float>) -> Result) -> Result {
+        foregroundResidual.withUnsafeBufferPointer(body)
     }
 
     private static func copy(_ source: [Float], into destination: inout [Float]) {
@@ -325,6 +337,9 @@ public final class EchoCanceller {
         nearEndDominates = nearTalk
         // The filter adds power where it should remove it: it is misadjusted.
         let failing = errorSum > micSum && echoSum > 0.3 * micSum
+        // Whatever it had learnt no longer holds: it converges anew.
+        failingBlocks = failing ? failingBlocks + 1 : 0
+        if failingBlocks >= Self.failedAfter { activeBlocks = 0 }
         if farActive && (failing || !nearTalk) {
             for bin in 0..<bins where failing || micPower[bin] < Self.echoDominated * echoPower[bin] {
                 let target = log(min(max(echoPower[bin] / (errorPower[bin] + 1e-12), 1), 1_000))

@@ -3,12 +3,17 @@ import Glibc
 #endif
 
 /// Automatic gain control that follows the talker only: it measures the
-/// level of frames the voice-activity detector calls speech, moves its gain
-/// slowly toward the target level, and holds it through pauses, so neither
-/// silence nor residual echo is ever pumped up.
+/// long-term level of frames the voice-activity detector calls speech,
+/// moves its gain only on those frames, toward a window around the target
+/// level, and holds it through pauses, so neither silence nor residual echo
+/// is ever pumped up.
 public struct GainControl: Sendable {
     /// Frame RMS the talker is brought to, in dBFS.
     public var targetDecibels = -20.0
+    /// A talker this close to the target is left alone; one further off is
+    /// brought to the edge of this window. A gain that moves while someone
+    /// talks colours their voice, so it only moves for a talker who needs it.
+    public var toleranceDecibels = 6.0
     /// The most it boosts and cuts, in dB.
     public var maximumGainDecibels = 18.0
     public var minimumGainDecibels = -12.0
@@ -18,7 +23,10 @@ public struct GainControl: Sendable {
     public var peakCeiling: Float = 0.9
 
     public private(set) var gainDecibels = 0.0
-    private var speechLevel: Double?
+    private var speechPower: Double?
+    private var speechSeconds = 0.0
+    static let firstMemorySeconds = 0.3
+    static let longestMemorySeconds = 3.0
     private let frameSeconds: Double
 
     public init(frameSize: Int, sampleRate: Int) {
@@ -32,12 +40,18 @@ public struct GainControl: Sendable {
         if speech {
             var energy: Float = 0
             for sample in frame { energy += sample * sample }
-            let level = 10 * log10(Double(energy / Float(max(frame.count, 1))) + 1e-12)
-            // Half a second of speech to settle on a new talker.
-            speechLevel = speechLevel.map { $0 + (level - $0) * min(1, frameSeconds / 0.5) } ?? level
-        }
-        if let speechLevel {
-            let wanted = min(max(targetDecibels - speechLevel, minimumGainDecibels), maximumGainDecibels)
+            let power = Double(energy / Float(max(frame.count, 1))) + 1e-12
+            // The talker's long-term power: settles on a new talker in its
+            // first words, then averages over several seconds so the gain
+            // does not follow every syllable.
+            speechSeconds += frameSeconds
+            let memory = min(Self.longestMemorySeconds, Self.firstMemorySeconds + speechSeconds)
+            speechPower = speechPower.map { $0 + (power - $0) * frameSeconds / memory } ?? power
+            let level = 10 * log10(speechPower!)
+            let lowest = targetDecibels - toleranceDecibels, highest = targetDecibels + toleranceDecibels
+            let corrected = level < lowest ? lowest - level : level > highest ? highest - level : 0
+            let wanted = min(max(corrected, minimumGainDecibels), maximumGainDecibels)
+            // It moves only while the talker talks and holds through pauses.
             let step = slewDecibelsPerSecond * frameSeconds
             gainDecibels += min(max(wanted - gainDecibels, -step), step)
         }

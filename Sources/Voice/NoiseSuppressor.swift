@@ -30,7 +30,6 @@ public final class NoiseSuppressor {
         speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_DENOISE, &on)
         speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, &level)
         speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_AGC, &off)
-        speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_VAD, &off)
     }
 
     deinit { speex_preprocess_state_destroy(state) }

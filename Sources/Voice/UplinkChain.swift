@@ -4,8 +4,8 @@ import AudioCore
 /// 16 kHz: echo cancellation against what was played, noise suppression,
 /// gain control and the mute gate, with voice-activity detection alongside.
 ///
-/// The detector listens to the echo-cancelled signal, before denoising,
-/// which is what it was tuned on; its decision does not depend on level,
+/// The detector listens to the echo-cancelled signal, before residual
+/// suppression and denoising, whose noise is the room's own; its decision does not depend on level,
 /// and the gain uses it to follow only the talker. Muting silences the
 /// uplink and nothing else, so the detector keeps telling a muted user
 /// that they are talking.
@@ -30,6 +30,10 @@ public final class UplinkChain {
     private let detector: VoiceActivityDetector
     private var gain: GainControl
     private var mutedTalker: MutedTalkerDetector
+    /// The detector's own decision on the last frame, and whether its
+    /// burst began where the talker could be told from the echo.
+    private var detectorSpeaking = false
+    private var burstIsTalker = false
 
     public init(echoCancellation: Bool) throws {
         echoCanceller = echoCancellation ? EchoCanceller() : nil
@@ -48,12 +52,25 @@ public final class UplinkChain {
         precondition(frame.count == Self.frameSize && reference.count == Self.frameSize, "one 10 ms frame at 16 kHz")
         for index in frame.indices where !frame[index].isFinite { frame[index] = 0 }
         echoCanceller?.process(frame, reference: reference)
-        var decision = detector.process(UnsafeBufferPointer(frame))
-        // While the far end's echo may be arriving, speech counts only once
-        // the canceller has learnt the echo path and the microphone holds
-        // clearly more than the echo it predicts: what it lets through
-        // otherwise may be echo, not the talker.
-        if let echoCanceller, echoCanceller.farEndActive && !(echoCanceller.hasConverged && echoCanceller.nearEndDominates) {
+        // The detector hears the canceller's output before its residual
+        // suppression, which silences the room's noise too while the far
+        // end plays: a floor that comes and goes would sound like speech.
+        var decision = echoCanceller?.withLinearOutput { detector.process($0) } ?? detector.process(UnsafeBufferPointer(frame))
+        // While the far end's echo may be arriving, a burst of speech
+        // counts once the canceller has learnt the echo path and the
+        // microphone holds clearly more than the echo it predicts, on a
+        // frame that itself sounds like speech: what the detector holds
+        // on to from the echo may be the far end's voice.
+        if decision.speech, let echoCanceller {
+            let distinguishable = !echoCanceller.farEndActive || (echoCanceller.hasConverged && echoCanceller.nearEndDominates)
+            if !detectorSpeaking {
+                burstIsTalker = distinguishable
+            } else if !burstIsTalker && decision.evident && distinguishable {
+                burstIsTalker = true
+            }
+        }
+        detectorSpeaking = decision.speech
+        if echoCanceller != nil && !burstIsTalker {
             decision = VoiceActivityDetector.Decision(speech: false, backfilled: 0)
         }
         noiseSuppressor.process(frame)

@@ -48,6 +48,14 @@ public final class VoiceActivityDetector {
     public struct Decision: Sendable, Equatable {
         public var speech: Bool
         public var backfilled: Int
+        /// The frame itself sounds like speech, rather than being held by the hangover.
+        public var evident = false
+
+        public init(speech: Bool, backfilled: Int, evident: Bool = false) {
+            self.speech = speech
+            self.backfilled = backfilled
+            self.evident = evident
+        }
     }
 
     private let fft = RealFFT(size: fftSize)
@@ -235,7 +243,7 @@ public final class VoiceActivityDetector {
             }
         }
         recordDecision(speaking)
-        return Decision(speech: speaking, backfilled: backfilled)
+        return Decision(speech: speaking, backfilled: backfilled, evident: strong)
     }
 
     private func recordDecision(_ speech: Bool) {

@@ -11,7 +11,7 @@ struct Scenectl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenectl",
         abstract: "Load, check and render voice-room scenes.",
-        subcommands: [Render.self]
+        subcommands: [Render.self, ProcessVoice.self]
     )
 
     /// Runs the command; usage errors exit with 2, like scene validation errors.

@@ -1,0 +1,58 @@
+import Foundation
+import Voice
+
+/// Something the engine tells the app, stamped with where on the room's
+/// timeline it happened.
+public struct EngineEvent: Sendable, Equatable {
+    /// Frames at the engine's rate from the start of the room.
+    public var frame: Int
+    public var kind: Kind
+
+    public init(frame: Int, kind: Kind) {
+        self.frame = frame
+        self.kind = kind
+    }
+
+    public var seconds: Double { Double(frame) / Double(Room.sampleRate) }
+
+    public enum Kind: Sendable, Equatable {
+        /// Which echo-cancellation mode the uplink runs, and why.
+        case echoCancellation(on: Bool, reason: String)
+        /// A talker started or stopped talking: the local one (by voice
+        /// activity after echo cancellation, unmuted) or a participant.
+        case speechStarted(talker: String)
+        case speechEnded(talker: String)
+        case mutedSpeechStarted
+        case mutedSpeechEnded
+        case promptStyleChanged(PromptStyle)
+        /// A prompt played in a style's variant, after waiting `waited` seconds.
+        case promptPlayed(id: String, variant: PromptStyle, waited: Double)
+        /// A prompt that waited out its timeout while nobody could hear it.
+        case promptDropped(id: String, waited: Double)
+    }
+
+    /// The event as one line of JSON, as `--events` files hold them.
+    public var jsonLine: String {
+        var fields: [(String, Any)] = [("t", (seconds * 1_000).rounded() / 1_000)]
+        switch kind {
+        case .echoCancellation(let on, let reason):
+            fields += [("event", "echoCancellation"), ("mode", on ? "on" : "off"), ("reason", reason)]
+        case .speechStarted(let talker): fields += [("event", "speechStarted"), ("talker", talker)]
+        case .speechEnded(let talker): fields += [("event", "speechEnded"), ("talker", talker)]
+        case .mutedSpeechStarted: fields.append(("event", "mutedSpeechStarted"))
+        case .mutedSpeechEnded: fields.append(("event", "mutedSpeechEnded"))
+        case .promptStyleChanged(let style): fields += [("event", "promptStyleChanged"), ("style", style.rawValue)]
+        case .promptPlayed(let id, let variant, let waited):
+            fields += [("event", "promptPlayed"), ("prompt", id), ("variant", variant.rawValue), ("waited", (waited * 1_000).rounded() / 1_000)]
+        case .promptDropped(let id, let waited):
+            fields += [("event", "promptDropped"), ("prompt", id), ("waited", (waited * 1_000).rounded() / 1_000)]
+        }
+        // Key order as written, so a person reads time and event first.
+        let body = fields.map { key, value in
+            let encoded = (try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]))
+                .map { String(decoding: $0, as: UTF8.self) } ?? "null"
+            return "\"\(key)\":\(encoded)"
+        }
+        return "{" + body.joined(separator: ",") + "}"
+    }
+}

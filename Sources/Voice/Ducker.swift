@@ -1,0 +1,106 @@
+import AudioCore
+
+/// How deep the scene ("other audio") goes under voice.
+public enum DuckingLevel: String, Sendable, CaseIterable {
+    case `default`, min, mid, max
+}
+
+/// The depth of each ducking level in dB; a room may set its own.
+public struct DuckingLevels: Sendable, Equatable {
+    public var `default` = -12.0
+    public var min = -6.0
+    public var mid = -18.0
+    public var max = -24.0
+
+    public init() {}
+
+    public subscript(level: DuckingLevel) -> Double {
+        get {
+            switch level {
+            case .default: self.default
+            case .min: min
+            case .mid: mid
+            case .max: max
+            }
+        }
+        set {
+            switch level {
+            case .default: self.default = newValue
+            case .min: min = newValue
+            case .mid: mid = newValue
+            case .max: max = newValue
+            }
+        }
+    }
+}
+
+/// The gain that ducks the scene under voice, sample by sample.
+///
+/// Non-advanced ducking holds a fixed depth while a voice session is
+/// active. Advanced ducking goes to that depth while anyone talks and eases
+/// back to 0 dB once nobody has talked for `holdSeconds`.
+///
+/// The gain moves linearly in dB: down at `attackDecibelsPerSecond`, so
+/// even the deepest level is reached about 50 ms after voice activity is
+/// detected, and up at `releaseDecibelsPerSecond`. Both stay far below a
+/// 1 dB step in any millisecond.
+public struct Ducker: Sendable {
+    public static let attackDecibelsPerSecond = 500.0
+    public static let releaseDecibelsPerSecond = 80.0
+    /// Counted from the end of voice activity, which itself lags the end of
+    /// speech by the detector's hangover.
+    public static let holdSeconds = 0.35
+
+    public var depthDecibels: Double
+    public var advanced: Bool
+    /// The gain now, in dB (0 or less).
+    public private(set) var gainDecibels = 0.0
+    private let sampleRate: Double
+    private var holdRemaining = 0
+
+    public init(depthDecibels: Double, advanced: Bool, sampleRate: Int) {
+        self.depthDecibels = depthDecibels
+        self.advanced = advanced
+        self.sampleRate = Double(sampleRate)
+    }
+
+    /// The gain the ducker is heading for.
+    public private(set) var targetDecibels = 0.0
+
+    /// Takes one decision: whether a voice session is active and whether
+    /// anyone talks, for the next `frames` samples.
+    public mutating func update(sessionActive: Bool, anyoneTalking: Bool, frames: Int) {
+        guard sessionActive else {
+            holdRemaining = 0
+            targetDecibels = 0
+            return
+        }
+        guard advanced else {
+            targetDecibels = depthDecibels
+            return
+        }
+        if anyoneTalking {
+            holdRemaining = Int(Self.holdSeconds * sampleRate)
+            targetDecibels = depthDecibels
+        } else if holdRemaining > 0 {
+            holdRemaining -= frames
+        } else {
+            targetDecibels = 0
+        }
+    }
+
+    /// Multiplies `frames` frames of interleaved `samples` by the gain as it moves.
+    public mutating func apply(to samples: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
+        let down = Self.attackDecibelsPerSecond / sampleRate, up = Self.releaseDecibelsPerSecond / sampleRate
+        for frame in 0..<frames {
+            if gainDecibels > targetDecibels {
+                gainDecibels = Swift.max(targetDecibels, gainDecibels - down)
+            } else if gainDecibels < targetDecibels {
+                gainDecibels = Swift.min(targetDecibels, gainDecibels + up)
+            }
+            if gainDecibels == 0 { continue }
+            let gain = Float(Level.linear(fromDecibels: gainDecibels))
+            for channel in 0..<channels { samples[frame * channels + channel] *= gain }
+        }
+    }
+}
