@@ -7,11 +7,18 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
     .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
 }
 
+/// The DSP's per-block state lives in final classes whose arrays the inner
+/// loops index thousands of times a block; checking each access for
+/// exclusivity at run time cost most of the voice chain's time. The
+/// compiler still checks what it can see statically.
+let realTimeDSP: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+
 let package = Package(
     name: "RoomAudio",
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "scenectl", targets: ["scenectl"]),
+        .executable(name: "roombench", targets: ["roombench"]),
         .library(name: "Engine", targets: ["Engine"]),
     ],
     dependencies: [
@@ -25,11 +32,11 @@ let package = Package(
         systemLibrary("CSpeexDSP", pkgConfig: "speexdsp", apt: ["libspeexdsp-dev"]),
         systemLibrary("CSndFile", pkgConfig: "sndfile", apt: ["libsndfile1-dev"]),
 
-        .target(name: "AudioCore"),
+        .target(name: "AudioCore", swiftSettings: realTimeDSP),
         .target(name: "Spatial", dependencies: ["COpenAL", "AudioCore"]),
         .target(name: "Devices", dependencies: ["CSndFile", "CSpeexDSP", "AudioCore"]),
         .target(name: "Scene", dependencies: ["Spatial", .product(name: "Yams", package: "Yams")]),
-        .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"]),
+        .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"], swiftSettings: realTimeDSP),
         .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"]),
         .executableTarget(
             name: "scenectl",
@@ -38,6 +45,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .executableTarget(
+            name: "roombench",
+            dependencies: ["Engine", "Voice", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         .target(name: "AudioMeasurements", dependencies: ["AudioCore"], path: "Tests/AudioMeasurements"),

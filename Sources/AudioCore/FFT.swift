@@ -13,11 +13,15 @@ public final class FFT {
     public let size: Int
     /// The odd factor, 1 for a power of two.
     private let factor: Int
-    private let cosines: [Float]
-    private let sines: [Float]
+    private let storage = RealTimeStorage()
+    private let cosines: UnsafeMutableBufferPointer<Float>
+    private let sines: UnsafeMutableBufferPointer<Float>
+    /// The odd factor's twiddles, W^(r k) for residue r and bin k, at `r * size + k`.
+    private let factorCosines: UnsafeMutableBufferPointer<Float>
+    private let factorSines: UnsafeMutableBufferPointer<Float>
     private let reversed: [Int]
-    private var scratchReal: [Float]
-    private var scratchImaginary: [Float]
+    private let scratchReal: UnsafeMutableBufferPointer<Float>
+    private let scratchImaginary: UnsafeMutableBufferPointer<Float>
 
     public init(size: Int) {
         let factor = size >> size.trailingZeroBitCount
@@ -25,16 +29,20 @@ public final class FFT {
         self.size = size
         self.factor = factor
         // e^(-2 pi i j / size) for every j: the radix-2 stages and the odd factor's combination share it.
-        cosines = (0..<size).map { Float(cos(2 * Double.pi * Double($0) / Double(size))) }
-        sines = (0..<size).map { Float(-sin(2 * Double.pi * Double($0) / Double(size))) }
+        let angle = { (j: Int) in 2 * Double.pi * Double(j % size) / Double(size) }
+        cosines = storage.copy(of: (0..<size).map { Float(cos(angle($0))) })
+        sines = storage.copy(of: (0..<size).map { Float(-sin(angle($0))) })
+        let products = (0..<(factor * size)).map { ($0 / size) * ($0 % size) }
+        factorCosines = storage.copy(of: products.map { Float(cos(angle($0))) })
+        factorSines = storage.copy(of: products.map { Float(-sin(angle($0))) })
         let part = size / factor, bits = part.trailingZeroBitCount
         reversed = (0..<part).map { index in
             var value = 0
             for bit in 0..<bits where index & (1 << bit) != 0 { value |= 1 << (bits - 1 - bit) }
             return value
         }
-        scratchReal = [Float](repeating: 0, count: size)
-        scratchImaginary = [Float](repeating: 0, count: size)
+        scratchReal = storage.zeroed(size)
+        scratchImaginary = storage.zeroed(size)
     }
 
     /// `X[k] = sum over n of x[n] * exp(-2 pi i k n / N)`.
@@ -61,27 +69,29 @@ public final class FFT {
         // Decimation in time by the odd factor: one power-of-two transform
         // per residue, then X[k] = sum over r of W^(r k) * F_r[k mod M].
         let part = size / factor
-        scratchReal.withUnsafeMutableBufferPointer { sr in
-            scratchImaginary.withUnsafeMutableBufferPointer { si in
-                for residue in 0..<factor {
-                    for index in 0..<part {
-                        sr[residue * part + index] = real[index * factor + residue]
-                        si[residue * part + index] = imaginary[index * factor + residue]
-                    }
-                    radix2(sr.baseAddress! + residue * part, si.baseAddress! + residue * part, sign: sign)
-                }
-                for bin in 0..<size {
-                    var sumReal: Float = 0, sumImaginary: Float = 0
-                    let inner = bin % part
-                    for residue in 0..<factor {
-                        let twiddle = (residue * bin) % size
-                        let c = cosines[twiddle], s = sines[twiddle] * sign
-                        let a = sr[residue * part + inner], b = si[residue * part + inner]
-                        sumReal += a * c - b * s
-                        sumImaginary += a * s + b * c
-                    }
-                    real[bin] = sumReal
-                    imaginary[bin] = sumImaginary
+        let sr = scratchReal, si = scratchImaginary
+        for residue in 0..<factor {
+            for index in 0..<part {
+                sr[residue * part + index] = real[index * factor + residue]
+                si[residue * part + index] = imaginary[index * factor + residue]
+            }
+            radix2(sr.baseAddress! + residue * part, si.baseAddress! + residue * part, sign: sign)
+        }
+        for copy in 0..<factor {
+            for inner in 0..<part {
+                real[copy * part + inner] = sr[inner]
+                imaginary[copy * part + inner] = si[inner]
+            }
+        }
+        for residue in 1..<factor {
+            let twiddles = residue * size, row = residue * part
+            for copy in 0..<factor {
+                for inner in 0..<part {
+                    let bin = copy * part + inner
+                    let c = factorCosines[twiddles + bin], s = factorSines[twiddles + bin] * sign
+                    let a = sr[row + inner], b = si[row + inner]
+                    real[bin] += a * c - b * s
+                    imaginary[bin] += a * s + b * c
                 }
             }
         }
@@ -117,56 +127,69 @@ public final class FFT {
     }
 }
 
-/// The FFT of real signals: `size` samples in, `size / 2 + 1` bins out, and back.
+/// The FFT of real signals: `size` samples in, `size / 2 + 1` bins out, and
+/// back. The even and odd samples travel as one complex signal of half the
+/// size, whose transform is then split into the real signal's spectrum.
 public final class RealFFT {
     public let size: Int
     public var bins: Int { size / 2 + 1 }
-    private let fft: FFT
-    private var real: [Float]
-    private var imaginary: [Float]
+    private let half: FFT
+    private let storage = RealTimeStorage()
+    private let real: UnsafeMutableBufferPointer<Float>
+    private let imaginary: UnsafeMutableBufferPointer<Float>
+    /// e^(-2 pi i k / size) for the split.
+    private let cosines: UnsafeMutableBufferPointer<Float>
+    private let sines: UnsafeMutableBufferPointer<Float>
 
     public init(size: Int) {
-        precondition(size % 2 == 0, "an even size")
+        precondition(size % 4 == 0, "a size that is a multiple of four")
         self.size = size
-        fft = FFT(size: size)
-        real = [Float](repeating: 0, count: size)
-        imaginary = [Float](repeating: 0, count: size)
+        half = FFT(size: size / 2)
+        real = storage.zeroed(size / 2)
+        imaginary = storage.zeroed(size / 2)
+        cosines = storage.copy(of: (0...(size / 2)).map { Float(cos(2 * Double.pi * Double($0) / Double(size))) })
+        sines = storage.copy(of: (0...(size / 2)).map { Float(-sin(2 * Double.pi * Double($0) / Double(size))) })
     }
 
     /// The spectrum of `signal` (`size` samples) into `binsReal` and `binsImaginary` (`bins` each).
     public func forward(_ signal: UnsafeBufferPointer<Float>, binsReal: UnsafeMutableBufferPointer<Float>,
                         binsImaginary: UnsafeMutableBufferPointer<Float>) {
-        real.withUnsafeMutableBufferPointer { re in
-            imaginary.withUnsafeMutableBufferPointer { im in
-                for index in 0..<size {
-                    re[index] = signal[index]
-                    im[index] = 0
-                }
-                fft.forward(real: re, imaginary: im)
-                for bin in 0..<bins {
-                    binsReal[bin] = re[bin]
-                    binsImaginary[bin] = im[bin]
-                }
-            }
+        let m = size / 2
+        for index in 0..<m {
+            real[index] = signal[2 * index]
+            imaginary[index] = signal[2 * index + 1]
+        }
+        half.forward(real: real, imaginary: imaginary)
+        for bin in 0...m {
+            // Even part E = (Z[k] + conj Z[m-k]) / 2, odd part O = (Z[k] - conj Z[m-k]) / 2i.
+            let k = bin % m, mirror = (m - bin) % m
+            let zr = real[k], zi = imaginary[k], wr = real[mirror], wi = -imaginary[mirror]
+            let er = 0.5 * (zr + wr), ei = 0.5 * (zi + wi)
+            let or = 0.5 * (zi - wi), oi = -0.5 * (zr - wr)
+            let c = cosines[bin], s = sines[bin]
+            binsReal[bin] = er + or * c - oi * s
+            binsImaginary[bin] = ei + or * s + oi * c
         }
     }
 
     /// The real signal whose spectrum's first `bins` bins are given.
     public func inverse(binsReal: UnsafeBufferPointer<Float>, binsImaginary: UnsafeBufferPointer<Float>,
                         signal: UnsafeMutableBufferPointer<Float>) {
-        real.withUnsafeMutableBufferPointer { re in
-            imaginary.withUnsafeMutableBufferPointer { im in
-                for bin in 0..<bins {
-                    re[bin] = binsReal[bin]
-                    im[bin] = binsImaginary[bin]
-                }
-                for bin in bins..<size {
-                    re[bin] = binsReal[size - bin]
-                    im[bin] = -binsImaginary[size - bin]
-                }
-                fft.inverse(real: re, imaginary: im)
-                for index in 0..<size { signal[index] = re[index] }
-            }
+        let m = size / 2
+        for k in 0..<m {
+            // E = (X[k] + conj X[m-k]) / 2, O = (X[k] - conj X[m-k]) e^(2 pi i k / size) / 2, Z = E + i O.
+            let xr = binsReal[k], xi = binsImaginary[k], yr = binsReal[m - k], yi = -binsImaginary[m - k]
+            let er = 0.5 * (xr + yr), ei = 0.5 * (xi + yi)
+            let dr = 0.5 * (xr - yr), di = 0.5 * (xi - yi)
+            let c = cosines[k], s = -sines[k]
+            let or = dr * c - di * s, oi = dr * s + di * c
+            real[k] = er - oi
+            imaginary[k] = ei + or
+        }
+        half.inverse(real: real, imaginary: imaginary)
+        for index in 0..<m {
+            signal[2 * index] = real[index]
+            signal[2 * index + 1] = imaginary[index]
         }
     }
 }

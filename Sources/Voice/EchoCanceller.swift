@@ -66,51 +66,84 @@ public final class EchoCanceller {
 
     private let fft = RealFFT(size: fftSize)
     /// Far-end spectra, newest first from `newest`, as a ring of `partitions` rows.
-    private var farReal: [Float], farImaginary: [Float]
+    /// Owns every buffer below.
+    private let storage = RealTimeStorage()
+    private let farReal: UnsafeMutableBufferPointer<Float>, farImaginary: UnsafeMutableBufferPointer<Float>
     private var newest = 0
-    private var background: (real: [Float], imaginary: [Float])
-    private var foreground: (real: [Float], imaginary: [Float])
-    private var previousFar = [Float](repeating: 0, count: blockSize)
+    private let background: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>)
+    private let foreground: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>)
+    private let previousFar: UnsafeMutableBufferPointer<Float>
     private var constrainedPartition = 0
     private var backgroundError: Float = 0, foregroundError: Float = 0
 
-    private let window: [Float]
-    private let gainWindow: [Float]
-    private var previousMic = [Float](repeating: 0, count: blockSize)
-    private var previousError = [Float](repeating: 0, count: blockSize)
-    private var previousEcho = [Float](repeating: 0, count: blockSize)
-    private var micPower = [Float](repeating: 0, count: bins)
-    private var errorPower = [Float](repeating: 0, count: bins)
-    private var echoPower = [Float](repeating: 0, count: bins)
-    private var logERLE = [Float](repeating: 0, count: bins)
-    private var residualHold = [Float](repeating: 0, count: bins)
-    private var history = [Float](repeating: 0, count: fftSize - blockSize - gainTaps)
+    private let window: UnsafeMutableBufferPointer<Float>
+    private let gainWindow: UnsafeMutableBufferPointer<Float>
+    private let previousMic: UnsafeMutableBufferPointer<Float>
+    private let previousError: UnsafeMutableBufferPointer<Float>
+    private let previousEcho: UnsafeMutableBufferPointer<Float>
+    private let micPower: UnsafeMutableBufferPointer<Float>
+    private let errorPower: UnsafeMutableBufferPointer<Float>
+    private let echoPower: UnsafeMutableBufferPointer<Float>
+    private let logERLE: UnsafeMutableBufferPointer<Float>
+    private let residualHold: UnsafeMutableBufferPointer<Float>
+    private let history: UnsafeMutableBufferPointer<Float>
 
     // Scratch, so a block allocates nothing.
-    private var frame = [Float](repeating: 0, count: fftSize)
-    private var spectrumReal = [Float](repeating: 0, count: bins), spectrumImaginary = [Float](repeating: 0, count: bins)
-    private var gradientReal = [Float](repeating: 0, count: bins), gradientImaginary = [Float](repeating: 0, count: bins)
-    private var normaliser = [Float](repeating: 0, count: bins)
-    private var weights = [Float](repeating: 0, count: partitions)
-    private var backgroundEcho = [Float](repeating: 0, count: blockSize), foregroundEcho = [Float](repeating: 0, count: blockSize)
-    private var backgroundResidual = [Float](repeating: 0, count: blockSize), foregroundResidual = [Float](repeating: 0, count: blockSize)
-    private var power = [Float](repeating: 0, count: bins)
-    private var gains = [Float](repeating: 0, count: bins)
-    private var smoothed = [Float](repeating: 0, count: bins)
-    private var filterReal = [Float](repeating: 0, count: bins), filterImaginary = [Float](repeating: 0, count: bins)
+    private let frame: UnsafeMutableBufferPointer<Float>
+    private let spectrumReal: UnsafeMutableBufferPointer<Float>
+    private let spectrumImaginary: UnsafeMutableBufferPointer<Float>
+    private let gradientReal: UnsafeMutableBufferPointer<Float>
+    private let gradientImaginary: UnsafeMutableBufferPointer<Float>
+    private let normaliser: UnsafeMutableBufferPointer<Float>
+    private let weights: UnsafeMutableBufferPointer<Float>
+    private let backgroundEcho: UnsafeMutableBufferPointer<Float>
+    private let foregroundEcho: UnsafeMutableBufferPointer<Float>
+    private let backgroundResidual: UnsafeMutableBufferPointer<Float>
+    private let foregroundResidual: UnsafeMutableBufferPointer<Float>
+    private let power: UnsafeMutableBufferPointer<Float>
+    private let gains: UnsafeMutableBufferPointer<Float>
+    private let smoothed: UnsafeMutableBufferPointer<Float>
+    private let filterReal: UnsafeMutableBufferPointer<Float>
+    private let filterImaginary: UnsafeMutableBufferPointer<Float>
 
     public init() {
         let size = Self.partitions * Self.bins
-        farReal = [Float](repeating: 0, count: size)
-        farImaginary = farReal
-        background = (farReal, farReal)
-        foreground = (farReal, farReal)
-        window = (0..<Self.fftSize).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(Self.fftSize))) }
+        previousFar = storage.zeroed(Self.blockSize)
+        previousMic = storage.zeroed(Self.blockSize)
+        previousError = storage.zeroed(Self.blockSize)
+        previousEcho = storage.zeroed(Self.blockSize)
+        micPower = storage.zeroed(Self.bins)
+        errorPower = storage.zeroed(Self.bins)
+        echoPower = storage.zeroed(Self.bins)
+        logERLE = storage.zeroed(Self.bins)
+        residualHold = storage.zeroed(Self.bins)
+        history = storage.zeroed(Self.fftSize - Self.blockSize - Self.gainTaps)
+        frame = storage.zeroed(Self.fftSize)
+        spectrumReal = storage.zeroed(Self.bins)
+        spectrumImaginary = storage.zeroed(Self.bins)
+        gradientReal = storage.zeroed(Self.bins)
+        gradientImaginary = storage.zeroed(Self.bins)
+        normaliser = storage.zeroed(Self.bins)
+        weights = storage.zeroed(Self.partitions)
+        backgroundEcho = storage.zeroed(Self.blockSize)
+        foregroundEcho = storage.zeroed(Self.blockSize)
+        backgroundResidual = storage.zeroed(Self.blockSize)
+        foregroundResidual = storage.zeroed(Self.blockSize)
+        power = storage.zeroed(Self.bins)
+        gains = storage.zeroed(Self.bins)
+        smoothed = storage.zeroed(Self.bins)
+        filterReal = storage.zeroed(Self.bins)
+        filterImaginary = storage.zeroed(Self.bins)
+        farReal = storage.zeroed(size)
+        farImaginary = storage.zeroed(size)
+        background = (storage.zeroed(size), storage.zeroed(size))
+        foreground = (storage.zeroed(size), storage.zeroed(size))
+        window = storage.copy(of: (0..<Self.fftSize).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(Self.fftSize))) })
         var taper = [Float](repeating: 0, count: Self.fftSize)
         for tap in -Self.gainTaps...Self.gainTaps {
             taper[(tap + Self.fftSize) % Self.fftSize] = Float(0.5 + 0.5 * cos(Double.pi * Double(tap) / Double(Self.gainTaps + 1)))
         }
-        gainWindow = taper
+        gainWindow = storage.copy(of: taper)
     }
 
     /// Cancels the echo of `reference` (what was played over these 10 ms)
@@ -138,8 +171,8 @@ public final class EchoCanceller {
         }
         transform(frame, into: newest)
 
-        echoEstimate(background, into: &backgroundEcho)
-        echoEstimate(foreground, into: &foregroundEcho)
+        echoEstimate(background, into: backgroundEcho)
+        echoEstimate(foreground, into: foregroundEcho)
         var backgroundEnergy: Float = 0, foregroundEnergy: Float = 0
         for index in 0..<n {
             backgroundResidual[index] = mic[index] - backgroundEcho[index]
@@ -155,14 +188,14 @@ public final class EchoCanceller {
         // Copied element by element: assigning arrays would share their
         // storage and allocate on the next write.
         if backgroundError < Self.copyBelow * foregroundError {
-            Self.copy(background.real, into: &foreground.real)
-            Self.copy(background.imaginary, into: &foreground.imaginary)
-            Self.copy(backgroundResidual, into: &foregroundResidual)
-            Self.copy(backgroundEcho, into: &foregroundEcho)
+            _ = foreground.real.update(fromContentsOf: background.real)
+            _ = foreground.imaginary.update(fromContentsOf: background.imaginary)
+            _ = foregroundResidual.update(fromContentsOf: backgroundResidual)
+            _ = foregroundEcho.update(fromContentsOf: backgroundEcho)
             foregroundError = backgroundError
         } else if backgroundError > Self.resetAbove * foregroundError {
-            Self.copy(foreground.real, into: &background.real)
-            Self.copy(foreground.imaginary, into: &background.imaginary)
+            _ = background.real.update(fromContentsOf: foreground.real)
+            _ = background.imaginary.update(fromContentsOf: foreground.imaginary)
             backgroundError = foregroundError
         }
 
@@ -173,28 +206,19 @@ public final class EchoCanceller {
     /// suppression: the microphone less the echo the filter predicts, with
     /// the room's noise untouched.
     public func withLinearOutput<Result>(_ body: (UnsafeBufferPointer<Float>) -> Result) -> Result {
-        foregroundResidual.withUnsafeBufferPointer(body)
-    }
-
-    private static func copy(_ source: [Float], into destination: inout [Float]) {
-        for index in source.indices { destination[index] = source[index] }
+        body(UnsafeBufferPointer(foregroundResidual))
     }
 
     /// The spectrum of `signal` (two blocks) into far-end row `row`.
-    private func transform(_ signal: [Float], into row: Int) {
-        let offset = row * Self.bins
-        signal.withUnsafeBufferPointer { signal in
-            farReal.withUnsafeMutableBufferPointer { re in
-                farImaginary.withUnsafeMutableBufferPointer { im in
-                    fft.forward(signal, binsReal: UnsafeMutableBufferPointer(rebasing: re[offset..<(offset + Self.bins)]),
-                                binsImaginary: UnsafeMutableBufferPointer(rebasing: im[offset..<(offset + Self.bins)]))
-                }
-            }
-        }
+    private func transform(_ signal: UnsafeMutableBufferPointer<Float>, into row: Int) {
+        let rows = (row * Self.bins)..<((row + 1) * Self.bins)
+        fft.forward(UnsafeBufferPointer(signal), binsReal: UnsafeMutableBufferPointer(rebasing: farReal[rows]),
+                    binsImaginary: UnsafeMutableBufferPointer(rebasing: farImaginary[rows]))
     }
 
     /// The echo a filter predicts for this block: overlap-save, the last block of the inverse.
-    private func echoEstimate(_ filter: (real: [Float], imaginary: [Float]), into echo: inout [Float]) {
+    private func echoEstimate(_ filter: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>),
+                              into echo: UnsafeMutableBufferPointer<Float>) {
         let bins = Self.bins
         for bin in 0..<bins {
             spectrumReal[bin] = 0
@@ -208,7 +232,7 @@ public final class EchoCanceller {
                 spectrumImaginary[bin] += wr * xi + wi * xr
             }
         }
-        inverse(into: &frame)
+        inverse(into: frame)
         for index in 0..<Self.blockSize { echo[index] = frame[Self.blockSize + index] }
     }
 
@@ -221,7 +245,7 @@ public final class EchoCanceller {
             frame[index] = 0
             frame[n + index] = backgroundResidual[index]
         }
-        transformFrame(into: &gradientReal, &gradientImaginary)
+        transformFrame(into: gradientReal, gradientImaginary)
         var total: Float = 0
         for partition in 0..<partitions {
             var sum: Float = 0
@@ -270,9 +294,9 @@ public final class EchoCanceller {
             spectrumReal[bin] = background.real[offset + bin]
             spectrumImaginary[bin] = background.imaginary[offset + bin]
         }
-        inverse(into: &frame)
+        inverse(into: frame)
         for index in Self.blockSize..<Self.fftSize { frame[index] = 0 }
-        transformFrame(into: &spectrumReal, &spectrumImaginary)
+        transformFrame(into: spectrumReal, spectrumImaginary)
         for bin in 0..<bins {
             background.real[offset + bin] = spectrumReal[bin]
             background.imaginary[offset + bin] = spectrumImaginary[bin]
@@ -280,39 +304,32 @@ public final class EchoCanceller {
     }
 
     /// The spectrum of the `frame` scratch into `real` and `imaginary`.
-    private func transformFrame(into real: inout [Float], _ imaginary: inout [Float]) {
-        frame.withUnsafeBufferPointer { signal in
-            real.withUnsafeMutableBufferPointer { re in
-                imaginary.withUnsafeMutableBufferPointer { im in fft.forward(signal, binsReal: re, binsImaginary: im) }
-            }
-        }
+    private func transformFrame(into real: UnsafeMutableBufferPointer<Float>, _ imaginary: UnsafeMutableBufferPointer<Float>) {
+        fft.forward(UnsafeBufferPointer(frame), binsReal: real, binsImaginary: imaginary)
     }
 
-    private func inverse(into signal: inout [Float]) {
-        spectrumReal.withUnsafeBufferPointer { re in
-            spectrumImaginary.withUnsafeBufferPointer { im in
-                signal.withUnsafeMutableBufferPointer { fft.inverse(binsReal: re, binsImaginary: im, signal: $0) }
-            }
-        }
+    private func inverse(into signal: UnsafeMutableBufferPointer<Float>) {
+        fft.inverse(binsReal: UnsafeBufferPointer(spectrumReal), binsImaginary: UnsafeBufferPointer(spectrumImaginary), signal: signal)
     }
 
     /// The smoothed power spectrum of the last two blocks of a signal, Hann-windowed.
-    private func updatePower(_ smoothedPower: inout [Float], previous: inout [Float], current: UnsafeBufferPointer<Float>) {
+    private func updatePower(_ smoothedPower: UnsafeMutableBufferPointer<Float>, previous: UnsafeMutableBufferPointer<Float>,
+                             current: UnsafeBufferPointer<Float>) {
         let n = Self.blockSize
         for index in 0..<n {
             frame[index] = previous[index] * window[index]
             frame[n + index] = current[index] * window[n + index]
             previous[index] = current[index]
         }
-        transformFrame(into: &spectrumReal, &spectrumImaginary)
+        transformFrame(into: spectrumReal, spectrumImaginary)
         for bin in 0..<Self.bins { power[bin] = spectrumReal[bin] * spectrumReal[bin] + spectrumImaginary[bin] * spectrumImaginary[bin] }
-        Self.smoothAcrossBins(power, into: &smoothed)
+        Self.smoothAcrossBins(power, into: smoothed)
         let a = Self.spectrumSmoothing
         for bin in 0..<Self.bins { smoothedPower[bin] = a * smoothedPower[bin] + (1 - a) * smoothed[bin] }
     }
 
     /// `[1/4, 1/2, 1/4]` across bins, with nothing beyond the ends.
-    private static func smoothAcrossBins(_ values: [Float], into result: inout [Float]) {
+    private static func smoothAcrossBins(_ values: UnsafeMutableBufferPointer<Float>, into result: UnsafeMutableBufferPointer<Float>) {
         let last = values.count - 1
         for bin in 0...last {
             let below = bin > 0 ? values[bin - 1] : 0, above = bin < last ? values[bin + 1] : 0
@@ -322,9 +339,9 @@ public final class EchoCanceller {
 
     private func suppressResidual(mic: UnsafeMutableBufferPointer<Float>) {
         let bins = Self.bins
-        updatePower(&micPower, previous: &previousMic, current: UnsafeBufferPointer(mic))
-        foregroundResidual.withUnsafeBufferPointer { updatePower(&errorPower, previous: &previousError, current: $0) }
-        foregroundEcho.withUnsafeBufferPointer { updatePower(&echoPower, previous: &previousEcho, current: $0) }
+        updatePower(micPower, previous: previousMic, current: UnsafeBufferPointer(mic))
+        updatePower(errorPower, previous: previousError, current: UnsafeBufferPointer(foregroundResidual))
+        updatePower(echoPower, previous: previousEcho, current: UnsafeBufferPointer(foregroundEcho))
 
         var micSum: Float = 0, errorSum: Float = 0, echoSum: Float = 0
         for bin in Self.decisionBand {
@@ -354,7 +371,7 @@ public final class EchoCanceller {
             let residual = echoOnly ? errorPower[bin] : held
             power[bin] = max(Self.gainFloor, 1 - Self.overSubtraction * residual / (errorPower[bin] + 1e-12))
         }
-        Self.smoothAcrossBins(power, into: &gains)
+        Self.smoothAcrossBins(power, into: gains)
         applyGains(to: mic)
     }
 
@@ -366,20 +383,20 @@ public final class EchoCanceller {
             spectrumReal[bin] = gains[bin]
             spectrumImaginary[bin] = 0
         }
-        inverse(into: &frame)
+        inverse(into: frame)
         for index in 0..<Self.fftSize { frame[index] *= gainWindow[index] }
-        transformFrame(into: &filterReal, &filterImaginary)
+        transformFrame(into: filterReal, filterImaginary)
         for index in 0..<held { frame[index] = history[index] }
         for index in 0..<n { frame[held + index] = foregroundResidual[index] }
         for index in (held + n)..<Self.fftSize { frame[index] = 0 }
-        transformFrame(into: &spectrumReal, &spectrumImaginary)
+        transformFrame(into: spectrumReal, spectrumImaginary)
         for bin in 0..<bins {
             let r = spectrumReal[bin] * filterReal[bin] - spectrumImaginary[bin] * filterImaginary[bin]
             let i = spectrumReal[bin] * filterImaginary[bin] + spectrumImaginary[bin] * filterReal[bin]
             spectrumReal[bin] = r
             spectrumImaginary[bin] = i
         }
-        inverse(into: &frame)
+        inverse(into: frame)
         for index in 0..<n { output[index] = frame[held + index] }
         // The history keeps the last `held` samples of the residual.
         for index in 0..<held {

@@ -175,20 +175,25 @@ public final class VoiceActivityDetector {
             if index % 2 == 0 { periodicBuffer[length - decimated + index / 2] = Float(value) }
         }
         let window = Self.correlationWindow, start = length - window
-        var energy: Float = 0
-        for index in start..<length { energy += periodicBuffer[index] * periodicBuffer[index] }
-        guard energy > 1e-20 else { return 0 }
-        var best: Float = 0
-        for lag in Self.shortestLag...Self.longestLag {
-            var cross: Float = 0, lagged: Float = 0
-            for index in start..<length {
-                let earlier = periodicBuffer[index - lag]
-                cross += periodicBuffer[index] * earlier
-                lagged += earlier * earlier
+        return periodicBuffer.withUnsafeBufferPointer { buffer in
+            var energy: Float = 0
+            for index in start..<length { energy += buffer[index] * buffer[index] }
+            guard energy > 1e-20 else { return 0 }
+            // The lagged window's energy slides with the lag rather than being summed anew.
+            var lagged: Float = 0
+            for index in (start - Self.shortestLag)..<(length - Self.shortestLag) { lagged += buffer[index] * buffer[index] }
+            var best: Float = 0
+            for lag in Self.shortestLag...Self.longestLag {
+                var cross: Float = 0
+                for index in start..<length { cross += buffer[index] * buffer[index - lag] }
+                if cross > 0 { best = max(best, cross / (energy * max(lagged, 0) + 1e-30).squareRoot()) }
+                if lag < Self.longestLag {
+                    let leaving = buffer[length - 1 - lag], entering = buffer[start - lag - 1]
+                    lagged += entering * entering - leaving * leaving
+                }
             }
-            if cross > 0 { best = max(best, cross / (energy * lagged + 1e-30).squareRoot()) }
+            return best
         }
-        return best
     }
 
     /// The loudest of ten 2 ms pieces of the last 20 ms against their mean energy.

@@ -49,3 +49,36 @@ import Glibc
         #expect(zip(back, signal).allSatisfy { abs($0 - $1) < 1e-5 })
     }
 }
+
+@Suite struct RealFFTTests {
+    /// The real transform against the DFT's definition, and back.
+    @Test(arguments: [320, 512])
+    func matchesTheDefinitionAndInverts(size: Int) {
+        var state: UInt64 = 5
+        let signal = (0..<size).map { _ -> Float in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Float(Int64(bitPattern: state) >> 40) / Float(1 << 23)
+        }
+        let fft = RealFFT(size: size)
+        var re = [Float](repeating: 0, count: fft.bins), im = re, back = [Float](repeating: 0, count: size)
+        signal.withUnsafeBufferPointer { x in
+            re.withUnsafeMutableBufferPointer { re in im.withUnsafeMutableBufferPointer { fft.forward(x, binsReal: re, binsImaginary: $0) } }
+        }
+        var worst = 0.0
+        for bin in 0..<fft.bins {
+            var sumRe = 0.0, sumIm = 0.0
+            for (n, x) in signal.enumerated() {
+                let angle = -2 * Double.pi * Double(bin * n % size) / Double(size)
+                sumRe += Double(x) * cos(angle)
+                sumIm += Double(x) * sin(angle)
+            }
+            worst = max(worst, abs(sumRe - Double(re[bin])), abs(sumIm - Double(im[bin])))
+        }
+        #expect(worst < 1e-4 * Double(size), "largest error \(worst)")
+        re.withUnsafeBufferPointer { re in
+            im.withUnsafeBufferPointer { im in back.withUnsafeMutableBufferPointer { fft.inverse(binsReal: re, binsImaginary: im, signal: $0) } }
+        }
+        let roundTrip = zip(signal, back).map { abs($0 - $1) }.max()!
+        #expect(roundTrip < 1e-5, "round trip error \(roundTrip)")
+    }
+}
