@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "AudioCore", swiftSettings: realTimeDSP),
         .target(name: "Spatial", dependencies: ["COpenAL", "AudioCore"]),
         .target(name: "Devices", dependencies: ["CSndFile", "CSpeexDSP", "AudioCore"]),
-        .target(name: "Scene", dependencies: ["Spatial", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Scene", dependencies: ["Spatial", "Voice", .product(name: "Yams", package: "Yams")]),
         .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"], swiftSettings: realTimeDSP),
         .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"]),
         .executableTarget(

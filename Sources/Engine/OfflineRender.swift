@@ -24,6 +24,18 @@ public struct RenderSummary: Codable, Sendable {
         public var moving: Bool
     }
 
+    public struct Voice: Codable, Sendable {
+        public var microphone: String
+        /// "on (auto: ...)"
+        public var echoCancellation: String
+        public var echoPath: String?
+        public var muted: Bool
+        /// "-12.0 dB (default), advanced"
+        public var ducking: String
+        public var participants: [String]
+        public var events: Int
+    }
+
     public struct Channel: Codable, Sendable {
         public var name: String
         /// Levels in dBFS; nil (JSON null) for a channel of digital silence.
@@ -54,6 +66,8 @@ public struct RenderSummary: Codable, Sendable {
     public var sources: [Source]
     /// Routes taken during the render: "5.00 s -> speakers (panning)".
     public var routeChanges: [String]
+    /// The voice session, if the room has one.
+    public var voice: Voice?
     public var channels: [Channel]
     /// Wall-clock time the render took, and audio seconds per wall second.
     public var renderSeconds: Double
@@ -73,45 +87,106 @@ public struct RouteChange: Sendable, Equatable {
     var frame: Int { Int((seconds * Double(Room.sampleRate)).rounded()) }
 }
 
+/// What the voice session hears offline, besides the room's own settings.
+public struct OfflineVoice: Sendable {
+    /// A microphone file in place of the scene's.
+    public var microphonePath: String?
+    /// An impulse response at 48 kHz: the output reaches the microphone through it.
+    public var echoPath: [Float]?
+    /// Where it came from, for the summary.
+    public var echoPathName: String?
+    /// Prompts triggered at times on the room's timeline.
+    public var prompts: [PromptTrigger]
+
+    public init(microphonePath: String? = nil, echoPath: [Float]? = nil, echoPathName: String? = nil, prompts: [PromptTrigger] = []) {
+        self.microphonePath = microphonePath
+        self.echoPath = echoPath
+        self.echoPathName = echoPathName
+        self.prompts = prompts
+    }
+}
+
+/// A prompt triggered at a time on the room's timeline.
+public struct PromptTrigger: Sendable, Equatable {
+    public var seconds: Double
+    public var id: String
+
+    public init(seconds: Double, id: String) {
+        self.seconds = seconds
+        self.id = id
+    }
+}
+
 /// Renders a room from its start into an optional file, metering every block.
 public enum OfflineRender {
     /// - Parameters:
     ///   - routeChanges: taken on their exact frame, each crossfaded; every
     ///     route must have the first route's channel count.
+    ///   - events: called with each event as the render makes it.
     ///   - progress: called with the fraction done after each block.
     public static func run(room: Room, route requested: OutputRoute?, seconds: Double,
                            routeChanges: [RouteChange] = [],
                            writer: AudioFileWriter?, format: AudioFileFormat?,
+                           voice: OfflineVoice = OfflineVoice(),
+                           events: (EngineEvent) -> Void = { _ in },
                            progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
-        let player = try RoomPlayer(room: room, route: requested)
-        let renderer = player.renderer
+        let totalFrames = Int((seconds * Double(Room.sampleRate)).rounded())
+        var microphone: AudioSource?
+        var microphoneName = "none"
+        if let path = voice.microphonePath {
+            microphone = try FileAudioSource(path: path)
+            microphoneName = "\(path) (--mic)"
+        } else if let samples = room.microphone, case .file(let path)? = room.scene.voice?.microphone {
+            microphone = FileAudioSource(samples: samples)
+            microphoneName = path
+        } else if room.scene.voice?.microphone == .device {
+            microphoneName = "default: no capture device offline, so silence"
+        }
+        // With an echo path the render stands for a room: its output is played and its microphone hears it.
+        let inRoom = voice.echoPath != nil
+        let output = OfflineOutput(writer: writer, frames: totalFrames)
+        let engine = try RoomEngine(room: room, route: requested, microphone: microphone, sink: output,
+                                    echoPath: voice.echoPath, microphoneIsCapture: inRoom, outputIsPlayback: inRoom)
+        output.meter = LevelMeter(channelCount: engine.channelCount)
+        let renderer = engine.renderer
         let routeChanges = routeChanges.sorted { $0.frame < $1.frame }
         var pending = routeChanges[...]
-        let totalFrames = Int((seconds * Double(Room.sampleRate)).rounded())
-        var meter = LevelMeter(channelCount: renderer.channelCount)
-        var block = [Float](repeating: 0, count: RoomRenderer.blockFrames * renderer.channelCount)
+        var prompts = voice.prompts.sorted { $0.seconds < $1.seconds }[...]
+        var eventCount = 0
         let clock = ContinuousClock()
         let started = clock.now
-        var done = 0
-        while done < totalFrames {
-            while let change = pending.first, change.frame <= done {
-                try player.changeRoute(to: change.route)
+        while engine.framesRendered < totalFrames {
+            let blockEnd = engine.framesRendered + RoomEngine.blockFrames
+            if let change = pending.first, change.frame < blockEnd {
+                try engine.changeRoute(to: change.route, atFrame: change.frame)
                 pending.removeFirst()
             }
-            let frames = min(RoomRenderer.blockFrames, totalFrames - done, (pending.first?.frame ?? .max) - done)
-            try block.withUnsafeMutableBufferPointer { block in
-                try player.render(into: block, frameCount: frames)
-                let rendered = UnsafeBufferPointer(rebasing: block[0..<(frames * renderer.channelCount)])
-                meter.measure(interleaved: rendered)
-                try writer?.write(interleaved: rendered)
+            while let prompt = prompts.first, Int(prompt.seconds * Double(Room.sampleRate)) < blockEnd {
+                try engine.triggerPrompt(prompt.id)
+                prompts.removeFirst()
             }
-            done += frames
-            progress(Double(done) / Double(totalFrames))
+            try engine.renderBlock()
+            for event in engine.takeEvents() {
+                eventCount += 1
+                events(event)
+            }
+            progress(Double(min(engine.framesRendered, totalFrames)) / Double(totalFrames))
         }
         try writer?.close()
         let elapsed = clock.now - started
         let wallSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let meter = output.meter!
 
+        var voiceSummary: RenderSummary.Voice?
+        if let session = room.scene.voice {
+            let (on, reason) = engine.echoCancellation
+            let level = String(format: "%+.1f dB", session.duckingDecibels)
+            voiceSummary = RenderSummary.Voice(
+                microphone: microphoneName, echoCancellation: "\(on ? "on" : "off") (\(reason))",
+                echoPath: voice.echoPathName, muted: session.muted,
+                ducking: "\(level) (\(session.duckingLevel.rawValue)), \(session.advancedDucking ? "advanced: while anyone talks" : "while the session is active")",
+                participants: session.participants.map(\.id), events: eventCount)
+        }
         return RenderSummary(
             scene: room.scene.file, name: room.scene.name,
             route: renderer.route.rawValue, layout: renderer.layout.rawValue,
@@ -120,10 +195,11 @@ public enum OfflineRender {
             reverb: room.scene.reverb.map { "\($0.preset.rawValue) at \(String(format: "%+.1f", $0.levelDecibels)) dB" },
             sampleRate: Room.sampleRate, seconds: Double(totalFrames) / Double(Room.sampleRate),
             output: writer?.path, format: format?.rawValue,
-            sources: zip(room.sources, renderer.choices).map(summary),
+            sources: zip(room.sources, engine.choices).map(summary),
             routeChanges: routeChanges.map {
                 String(format: "%.2f s -> ", $0.seconds) + "\($0.route.resolved()) (\($0.route.automaticAlgorithm))"
             },
+            voice: voiceSummary,
             channels: renderer.layout.channelLabels.indices.map {
                 RenderSummary.Channel(name: renderer.layout.channelLabels[$0], peak: meter.peakDecibels(channel: $0), rms: meter.rmsDecibels(channel: $0))
             },
@@ -175,6 +251,11 @@ extension RenderSummary: CustomStringConvertible {
             lines.append(text)
         }
         for change in routeChanges { lines.append("route change: \(change)") }
+        if let voice {
+            lines.append("voice: mic \(voice.microphone)\(voice.muted ? ", muted" : ""); echo cancellation \(voice.echoCancellation)")
+            if let echoPath = voice.echoPath { lines.append("  echo path: \(echoPath)") }
+            lines.append("  ducking \(voice.ducking); participants: \(voice.participants.isEmpty ? "none" : voice.participants.joined(separator: ", ")); \(voice.events) events")
+        }
         var rendered = String(format: "rendered %.2f s in %.2f s (%.0fx real time)", seconds, renderSeconds, realTimeFactor)
         if let output { rendered += " -> \(output)" + (format.map { " (\($0))" } ?? "") }
         lines.append(rendered)
@@ -184,5 +265,25 @@ extension RenderSummary: CustomStringConvertible {
                                 channel.peakDBFS ?? -.infinity, channel.rmsDBFS ?? -.infinity))
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// The render's output: metered, and written to the file up to the frames asked for.
+private final class OfflineOutput: AudioSink {
+    let writer: AudioFileWriter?
+    var meter: LevelMeter?
+    private var framesLeft: Int
+
+    init(writer: AudioFileWriter?, frames: Int) {
+        self.writer = writer
+        framesLeft = frames
+    }
+
+    func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws {
+        let frames = min(block.count / channels, framesLeft)
+        let written = UnsafeBufferPointer(rebasing: block[0..<(frames * channels)])
+        meter?.measure(interleaved: written)
+        try writer?.write(interleaved: written)
+        framesLeft -= frames
     }
 }

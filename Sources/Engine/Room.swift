@@ -8,11 +8,17 @@ public struct Room: Sendable {
     public static let sampleRate = 48_000
 
     public var scene: SceneDescription
+    /// The scene's sources, then the voice session's participants.
     public var sources: [RoomSource]
+    public var prompts: [RoomPrompt]
+    /// The voice section's microphone file, mono at the engine's rate.
+    public var microphone: [Float]?
 
-    public init(scene: SceneDescription, sources: [RoomSource]) {
+    public init(scene: SceneDescription, sources: [RoomSource], prompts: [RoomPrompt] = [], microphone: [Float]? = nil) {
         self.scene = scene
         self.sources = sources
+        self.prompts = prompts
+        self.microphone = microphone
     }
 
     /// Reads, validates and loads the scene at `path`. Audio headers are
@@ -38,23 +44,64 @@ public struct Room: Sendable {
     public static func load(_ scene: SceneDescription) throws -> Room {
         var issues: [SceneIssue] = []
         var decoded: [String: Result<DecodedAudio, Error>] = [:]
-        var sources: [RoomSource] = []
-        for source in scene.sources {
-            let result = decoded[source.audioPath] ?? Result { try AudioFileReader.read(path: source.audioPath) }
-            decoded[source.audioPath] = result
+        func read(_ path: String) -> Result<DecodedAudio, Error> {
+            let result = decoded[path] ?? Result { try AudioFileReader.read(path: path) }
+            decoded[path] = result
+            return result
+        }
+        /// Runs `load`, turning what the audio refuses into an issue at `field`.
+        func attempt<Value>(_ field: FieldLocation, _ path: String, _ load: () throws -> Value) -> Value? {
             do {
-                sources.append(try RoomSource(source, decoded: result.get()))
+                return try load()
             } catch let problem as AudioFileProblem {
-                issues.append(source.audioField.issue(value: source.audioPath, problem.reason))
+                issues.append(field.issue(value: path, problem.reason))
             } catch let error as SndFileError {
-                issues.append(source.audioField.issue(value: source.audioPath, "cannot read audio: \(error.reason)"))
+                issues.append(field.issue(value: path, "cannot read audio: \(error.reason)"))
             } catch let issue as SceneIssue {
                 issues.append(issue)
+            } catch {
+                issues.append(field.issue(value: path, "cannot load: \(error)"))
             }
+            return nil
+        }
+        /// A file as mono at the engine's rate.
+        func mono(_ path: String) throws -> [Float] {
+            let audio = try read(path).get()
+            return try SampleRateConverter.convert(audio.buffer.downmixedToMono(), from: audio.sampleRate, to: Room.sampleRate).samples
+        }
+
+        let descriptions = scene.sources + (scene.voice?.participants.map(\.source) ?? [])
+        let sources = descriptions.compactMap { source in
+            attempt(source.audioField, source.audioPath) { try RoomSource(source, decoded: read(source.audioPath).get()) }
+        }
+        let prompts = scene.prompts.compactMap { prompt -> RoomPrompt? in
+            let normal = attempt(prompt.normalField, prompt.normalPath) { try mono(prompt.normalPath) }
+            let short = attempt(prompt.shortField, prompt.shortPath) { try mono(prompt.shortPath) }
+            guard let normal, let short else { return nil }
+            return RoomPrompt(id: prompt.id, normal: normal, short: short)
+        }
+        var microphone: [Float]?
+        if case .file(let path)? = scene.voice?.microphone {
+            let field = FieldLocation(file: scene.file, line: nil, field: "voice.mic")
+            microphone = attempt(field, path) { try mono(path) }
         }
         guard issues.isEmpty else { throw SceneValidationError(issues: issues) }
-        return Room(scene: scene, sources: sources)
+        return Room(scene: scene, sources: sources, prompts: prompts, microphone: microphone)
     }
+
+    /// The room with only the sources of `categories`, for a mix of its own.
+    func only(_ categories: Set<SourceCategory>) -> Room {
+        var room = self
+        room.sources = sources.filter { categories.contains($0.description.category) }
+        return room
+    }
+}
+
+/// A prompt's two variants, mono at the engine's rate.
+public struct RoomPrompt: Sendable {
+    public var id: String
+    public var normal: [Float]
+    public var short: [Float]
 }
 
 /// One source's description and its audio at the engine's rate.

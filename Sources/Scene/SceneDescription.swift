@@ -16,10 +16,14 @@ public struct SceneDescription: Sendable {
     /// The room's reverberation, if it has any.
     public var reverb: RoomReverb?
     public var sources: [SourceDescription]
+    /// The voice session; nil when the room has none.
+    public var voice: VoiceDescription?
+    public var prompts: [PromptDescription]
 
     public init(file: String, name: String, duration: Double? = nil, route: OutputRoute = .auto,
                 listenerPosition: Position = .zero, listenerOrientation: Orientation = .identity,
-                distance: DistanceModel = DistanceModel(), reverb: RoomReverb? = nil, sources: [SourceDescription] = []) {
+                distance: DistanceModel = DistanceModel(), reverb: RoomReverb? = nil, sources: [SourceDescription] = [],
+                voice: VoiceDescription? = nil, prompts: [PromptDescription] = []) {
         self.file = file
         self.name = name
         self.duration = duration
@@ -29,6 +33,8 @@ public struct SceneDescription: Sendable {
         self.distance = distance
         self.reverb = reverb
         self.sources = sources
+        self.voice = voice
+        self.prompts = prompts
     }
 }
 
@@ -233,12 +239,13 @@ public struct SourceDescription: Sendable {
     public var paths: RoomPaths
     /// Point sources only.
     public var inHead: InHeadRendering
+    public var category: SourceCategory
 
     public init(id: String, audioPath: String, audioField: FieldLocation, mode: SourceMode,
                 placement: Placement = .fixed(.zero), orientation: Orientation = .identity,
                 gainDecibels: Double = 0, loop: Bool = false, start: Double = 0,
                 rate: Double = 1, paths: RoomPaths = .default, bedLayout: BedLayoutName? = nil,
-                algorithm: SourceAlgorithm = .auto, inHead: InHeadRendering = .mono) {
+                algorithm: SourceAlgorithm = .auto, inHead: InHeadRendering = .mono, category: SourceCategory = .scene) {
         self.id = id
         self.audioPath = audioPath
         self.audioField = audioField
@@ -253,6 +260,7 @@ public struct SourceDescription: Sendable {
         self.bedLayout = bedLayout
         self.algorithm = algorithm
         self.inHead = inHead
+        self.category = category
     }
 
 }

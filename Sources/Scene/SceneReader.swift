@@ -1,5 +1,6 @@
 import Foundation
 import Spatial
+import Voice
 import Yams
 
 /// Walks a composed YAML tree, building the scene and collecting issues.
@@ -22,7 +23,7 @@ final class SceneReader {
     // MARK: The scene
 
     func scene(_ root: Node) -> SceneDescription? {
-        guard let keys = mapping(root, "", allowed: ["version", "name", "duration", "output", "listener", "distance", "reverb", "sources"]) else {
+        guard let keys = mapping(root, "", allowed: ["version", "name", "duration", "output", "listener", "distance", "reverb", "sources", "voice", "prompts"]) else {
             return nil
         }
         if let node = keys["version"], let version = number(node, "version", in: 1...1_000, unit: "") {
@@ -57,6 +58,12 @@ final class SceneReader {
         }
         if let node = keys["sources"] {
             scene.sources = sources(node)
+        }
+        if let node = keys["voice"] {
+            scene.voice = voice(node, sourceIDs: Set(scene.sources.map(\.id)))
+        }
+        if let node = keys["prompts"] {
+            scene.prompts = prompts(node)
         }
         return scene
     }
@@ -108,7 +115,7 @@ final class SceneReader {
 
     private func source(_ node: Node, _ field: String) -> SourceDescription? {
         let allowed = ["id", "file", "mode", "algorithm", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start",
-                       "rate", "reverbBlend", "obstruction", "occlusion", "layout", "inHead"]
+                       "rate", "reverbBlend", "obstruction", "occlusion", "layout", "inHead", "category"]
         guard let keys = mapping(node, field, allowed: allowed) else { return nil }
         let problemsBefore = issues.count
 
@@ -179,15 +186,115 @@ final class SceneReader {
             inHead = value
         }
 
+        var category = SourceCategory.scene
+        if let node = keys["category"], let value: SourceCategory = choice(node, "\(field).category") { category = value }
+
         guard let audio else { return nil }
         let source = SourceDescription(id: id ?? "", audioPath: audio.path, audioField: audio.location, mode: mode,
                                        placement: placement, orientation: turned, gainDecibels: gain, loop: loop, start: start,
-                                       rate: rate, paths: paths, bedLayout: bedLayout, algorithm: algorithm, inHead: inHead)
+                                       rate: rate, paths: paths, bedLayout: bedLayout, algorithm: algorithm, inHead: inHead,
+                                       category: category)
         if let fileNode = keys["file"] {
             inspect(audio.path, node: fileNode, field: "\(field).file") { source.channelProblem($0) }
         }
         guard issues.count == problemsBefore, id != nil else { return nil }
         return source
+    }
+
+    // MARK: Voice
+
+    private func voice(_ node: Node, sourceIDs: Set<String>) -> VoiceDescription? {
+        guard let keys = mapping(node, "voice", allowed: ["mic", "aec", "muted", "ducking", "participants"]) else { return nil }
+        var voice = VoiceDescription()
+        if let node = keys["mic"], let name = string(node, "voice.mic") {
+            switch name {
+            case "default": voice.microphone = .device
+            case "none": voice.microphone = .none
+            default:
+                if let audio = audioFile(node, "voice.mic") {
+                    voice.microphone = .file(path: audio.path)
+                    inspect(audio.path, node: node, field: "voice.mic") { channels in
+                        channels == 1 ? nil : "a microphone recording has one channel; this file has \(channels)"
+                    }
+                }
+            }
+        }
+        if let node = keys["aec"], let mode: EchoCancellationMode = choice(node, "voice.aec") { voice.echoCancellation = mode }
+        if let node = keys["muted"], let muted = bool(node, "voice.muted") { voice.muted = muted }
+        if let node = keys["ducking"], let ducking = mapping(node, "voice.ducking", allowed: ["level", "advanced", "levels"]) {
+            if let node = ducking["level"], let level: DuckingLevel = choice(node, "voice.ducking.level") { voice.duckingLevel = level }
+            if let node = ducking["advanced"], let advanced = bool(node, "voice.ducking.advanced") { voice.advancedDucking = advanced }
+            if let node = ducking["levels"], let levels = mapping(node, "voice.ducking.levels", allowed: DuckingLevel.allCases.map(\.rawValue)) {
+                for level in DuckingLevel.allCases {
+                    if let node = levels[level.rawValue],
+                       let value = number(node, "voice.ducking.levels.\(level.rawValue)", in: -60...0, unit: "dB") {
+                        voice.duckingLevels[level] = value
+                    }
+                }
+            }
+        }
+        if let node = keys["participants"] {
+            voice.participants = participants(node, sourceIDs: sourceIDs)
+        }
+        return voice
+    }
+
+    private func participants(_ node: Node, sourceIDs: Set<String>) -> [Participant] {
+        guard case let .sequence(list) = node else {
+            report(node, "voice.participants", "expected a list of participants { id, file, position }")
+            return []
+        }
+        var result: [Participant] = []
+        var used = sourceIDs
+        for (index, item) in list.enumerated() {
+            let field = "voice.participants[\(index)]"
+            guard let keys = mapping(item, field, allowed: ["id", "file", "position"]) else { continue }
+            let id = required(keys, "id", in: field, item).flatMap { sourceID($0, "\(field).id") }
+            if let id, let idNode = keys["id"] {
+                if used.contains(id) {
+                    report(idNode, "\(field).id", value: id, "id already used by a source or participant; participants are sources of the room too")
+                }
+                used.insert(id)
+            }
+            let audio = required(keys, "file", in: field, item).flatMap { audioFile($0, "\(field).file") }
+            if let audio, let fileNode = keys["file"] {
+                inspect(audio.path, node: fileNode, field: "\(field).file") { _ in nil }
+            }
+            let place = required(keys, "position", in: field, item).flatMap { position($0, "\(field).position") }
+            if let id, let audio, let place {
+                result.append(Participant(id: id, audioPath: audio.path, audioField: audio.location, position: place))
+            }
+        }
+        return result
+    }
+
+    private func prompts(_ node: Node) -> [PromptDescription] {
+        guard case let .sequence(list) = node else {
+            report(node, "prompts", "expected a list of prompts { id, normal, short }")
+            return []
+        }
+        var result: [PromptDescription] = []
+        var used: Set<String> = []
+        for (index, item) in list.enumerated() {
+            let field = "prompts[\(index)]"
+            guard let keys = mapping(item, field, allowed: ["id", "normal", "short"]) else { continue }
+            let id = required(keys, "id", in: field, item).flatMap { sourceID($0, "\(field).id") }
+            if let id, let idNode = keys["id"] {
+                if used.contains(id) { report(idNode, "\(field).id", value: id, "id already used by another prompt") }
+                used.insert(id)
+            }
+            func variant(_ key: String) -> (path: String, location: FieldLocation)? {
+                guard let node = required(keys, key, in: field, item), let audio = audioFile(node, "\(field).\(key)") else { return nil }
+                inspect(audio.path, node: node, field: "\(field).\(key)") { _ in nil }
+                return audio
+            }
+            let normal = variant("normal"), short = variant("short")
+            if let id, let normal, let short {
+                result.append(PromptDescription(id: id, normalPath: normal.path, shortPath: short.path,
+                                                normalField: normal.location, shortField: short.location))
+            }
+        }
+        return result
     }
 
     private func sourceID(_ node: Node, _ field: String) -> String? {

@@ -40,6 +40,18 @@ struct Render: ParsableCommand {
     @Flag(name: .long, help: "Print the summary as JSON.")
     var json = false
 
+    @Option(name: .long, help: "A microphone recording (one channel, any rate) in place of the scene's voice.mic.")
+    var mic: String?
+
+    @Option(name: .long, help: "An impulse response (any rate) through which the output reaches the microphone, as a room's echo.")
+    var echo: String?
+
+    @Option(name: .long, help: "Write the events, one JSON object per line, timed on the room's timeline.")
+    var events: String?
+
+    @Option(name: .customLong("prompt"), help: "Trigger a prompt at a time, e.g. 3.5:welcome; repeatable.")
+    var prompts: [PromptTrigger] = []
+
     static let defaultSeconds = 10.0
 
     func validate() throws {
@@ -54,6 +66,12 @@ struct Render: ParsableCommand {
         }
         if let format, (format == .flac) != (implied == .flac) {
             throw ValidationError("--format \(format) does not fit the file name \"\(out)\"")
+        }
+        for prompt in prompts where seconds.map({ prompt.seconds >= $0 }) ?? false {
+            throw ValidationError("--prompt at \(prompt.seconds) s is not inside the \(seconds!) s rendered")
+        }
+        if [mic, echo].contains(out) || events == out {
+            throw ValidationError("--out \"\(out)\" is also an input or the events file; it would be overwritten")
         }
     }
 
@@ -82,16 +100,28 @@ struct Render: ParsableCommand {
                     + "but the file is \(layout.rawValue); a file keeps its channels")
             }
         }
+        let voice = try offlineVoice(room: room, seconds: seconds)
+        let eventsFile = try events.map { path in
+            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+                throw ValidationError("--events \"\(path)\": cannot create the file")
+            }
+            return handle
+        }
+        defer { try? eventsFile?.close() }
         let writer = try AudioFileWriter(path: out, format: format, layout: layout, sampleRate: Room.sampleRate)
         var reported = 0
         let summary = try OfflineRender.run(room: room, route: route, seconds: seconds, routeChanges: routeChanges,
-                                            writer: writer, format: format) { done in
+                                            writer: writer, format: format, voice: voice,
+                                            events: { eventsFile?.write(Data(($0.jsonLine + "\n").utf8)) }) { done in
             guard seconds > Self.progressThreshold else { return }
             let quarter = Int(done * 4)
             if quarter > reported {
                 reported = quarter
                 logger.info("rendering \(room.scene.name): \(quarter * 25)% of \(seconds) s")
             }
+        }
+        if room.scene.voice == nil && (mic != nil || echo != nil) {
+            logger.warning("\(scene) has no voice section: --mic and --echo have no uplink to feed")
         }
         if json {
             let encoder = JSONEncoder()
@@ -100,5 +130,40 @@ struct Render: ParsableCommand {
         } else {
             print(summary)
         }
+    }
+
+    /// The voice options, checked against the room.
+    private func offlineVoice(room: Room, seconds: Double) throws -> OfflineVoice {
+        var voice = OfflineVoice(microphonePath: mic, prompts: prompts)
+        let known = room.prompts.map(\.id)
+        for prompt in prompts where !known.contains(prompt.id) {
+            throw ValidationError("--prompt \(prompt.id): the room has no such prompt" + (known.isEmpty ? "" : "; it has \(known.joined(separator: ", "))"))
+        }
+        for prompt in prompts where prompt.seconds >= seconds {
+            throw ValidationError("--prompt at \(prompt.seconds) s is not inside the \(seconds) s rendered")
+        }
+        if let mic {
+            let header: (channels: Int, sampleRate: Int, frames: Int)
+            do { header = try AudioFileReader.header(path: mic) } catch { throw ValidationError("--mic \"\(mic)\": \(error)") }
+            guard header.channels == 1 else {
+                throw ValidationError("--mic \"\(mic)\" has \(header.channels) channels; a microphone recording has one")
+            }
+        }
+        if let echo {
+            do {
+                let response = try AudioFileReader.read(path: echo)
+                guard response.seconds <= 2 else {
+                    throw ValidationError("--echo \"\(echo)\" is \(String(format: "%.2f", response.seconds)) s; an echo path is at most 2 s")
+                }
+                voice.echoPath = try SampleRateConverter.convert(response.buffer.downmixedToMono(), from: response.sampleRate,
+                                                                 to: Room.sampleRate).samples
+                voice.echoPathName = echo
+            } catch let error as ValidationError {
+                throw error
+            } catch {
+                throw ValidationError("--echo \"\(echo)\": \(error)")
+            }
+        }
+        return voice
     }
 }

@@ -46,3 +46,12 @@ extension RouteChange: ExpressibleByArgument {
         self.init(seconds: seconds, route: route)
     }
 }
+
+extension PromptTrigger: ExpressibleByArgument {
+    /// `SECONDS:ID`, e.g. `3.5:welcome`.
+    public init?(argument: String) {
+        let parts = argument.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let seconds = Double(parts[0]), seconds.isFinite, seconds >= 0, !parts[1].isEmpty else { return nil }
+        self.init(seconds: seconds, id: parts[1])
+    }
+}

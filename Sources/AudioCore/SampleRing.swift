@@ -1,0 +1,48 @@
+import Synchronization
+
+/// A lock-free ring of samples between one writing thread and one reading
+/// thread, of fixed capacity. Neither side blocks or allocates.
+public final class SampleRing: Sendable {
+    public let capacity: Int
+    private nonisolated(unsafe) let storage: UnsafeMutableBufferPointer<Float>
+    /// Samples written and read since the start; their difference is what is held.
+    private let written = Atomic<Int>(0)
+    private let consumed = Atomic<Int>(0)
+
+    public init(capacity: Int) {
+        precondition(capacity > 0, "a ring holds something")
+        self.capacity = capacity
+        storage = .allocate(capacity: capacity)
+        storage.initialize(repeating: 0)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// Samples waiting to be read.
+    public var count: Int { written.load(ordering: .acquiring) - consumed.load(ordering: .acquiring) }
+
+    /// Writes as many of `samples` as fit; returns how many. Writer's thread only.
+    @discardableResult
+    public func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
+        let head = written.load(ordering: .relaxed)
+        let room = capacity - (head - consumed.load(ordering: .acquiring))
+        let count = min(room, samples.count)
+        for index in 0..<count { storage[(head + index) % capacity] = samples[index] }
+        written.store(head + count, ordering: .releasing)
+        return count
+    }
+
+    /// Reads up to `block.count` samples into its start; returns how many. Reader's thread only.
+    public func read(into block: UnsafeMutableBufferPointer<Float>) -> Int {
+        let tail = consumed.load(ordering: .relaxed)
+        let count = min(written.load(ordering: .acquiring) - tail, block.count)
+        for index in 0..<count { block[index] = storage[(tail + index) % capacity] }
+        consumed.store(tail + count, ordering: .releasing)
+        return count
+    }
+
+    /// Drops everything held. Reader's thread only.
+    public func clear() {
+        consumed.store(written.load(ordering: .acquiring), ordering: .releasing)
+    }
+}

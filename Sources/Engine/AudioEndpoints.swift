@@ -1,0 +1,82 @@
+import AudioCore
+import Devices
+
+/// Where the engine's microphone comes from: 48 kHz mono float, one block
+/// at a time. Like PlanetKit's custom microphone, an app may set its own in
+/// place of the device.
+public protocol AudioSource: AnyObject {
+    /// Fills `block` with the next samples; silence where there are none.
+    /// Called on the render thread: it must not block or allocate.
+    func read(into block: UnsafeMutableBufferPointer<Float>)
+}
+
+/// Where the engine's output goes: interleaved 48 kHz float, one block at
+/// a time. A sink that mixes in audio of its own and plays it reports what
+/// it played through the engine's echo-reference calls.
+public protocol AudioSink: AnyObject {
+    /// Called on the render thread: it must not block or allocate.
+    func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws
+}
+
+/// A recording played as the microphone, then silence.
+public final class FileAudioSource: AudioSource {
+    private let samples: [Float]
+    private var position = 0
+
+    public init(samples: [Float]) {
+        self.samples = samples
+    }
+
+    /// A file of any rate, mixed to mono and converted to 48 kHz.
+    public convenience init(path: String) throws {
+        let audio = try AudioFileReader.read(path: path)
+        try self.init(samples: SampleRateConverter.convert(audio.buffer.downmixedToMono(), from: audio.sampleRate, to: Room.sampleRate).samples)
+    }
+
+    public func read(into block: UnsafeMutableBufferPointer<Float>) {
+        for index in block.indices {
+            block[index] = position < samples.count ? samples[position] : 0
+            position += 1
+        }
+    }
+}
+
+/// A microphone the app pushes samples into from its own thread; the
+/// engine takes them a block at a time, and silence when they run short.
+public final class PushedAudioSource: AudioSource {
+    private let ring: SampleRing
+
+    /// - Parameter capacity: samples it holds before refusing more; one second by default.
+    public init(capacity: Int = Room.sampleRate) {
+        ring = SampleRing(capacity: capacity)
+    }
+
+    /// Adds samples; returns how many fitted.
+    @discardableResult
+    public func push(_ samples: UnsafeBufferPointer<Float>) -> Int { ring.write(samples) }
+
+    public func read(into block: UnsafeMutableBufferPointer<Float>) {
+        let got = ring.read(into: block)
+        for index in got..<block.count { block[index] = 0 }
+    }
+}
+
+/// Writes what the engine plays to a file.
+public final class FileRecorderSink: AudioSink {
+    public let writer: AudioFileWriter
+
+    public init(writer: AudioFileWriter) {
+        self.writer = writer
+    }
+
+    public func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws {
+        try writer.write(interleaved: block)
+    }
+}
+
+/// Plays nothing: for rooms rendered only for their events or their uplink.
+public final class NullAudioSink: AudioSink {
+    public init() {}
+
+    public func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws {}
+}

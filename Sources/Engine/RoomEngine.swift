@@ -1,0 +1,342 @@
+import AudioCore
+import Devices
+import Scene
+import Spatial
+import Voice
+
+/// A room playing, one 10 ms block at a time: the scene and its talkers
+/// rendered, the scene ducked under voice, prompts, the microphone's uplink
+/// and the events that come of it.
+///
+/// The scene's own sources and the talkers (participants, voice and prompt
+/// sources) render in two mixes, so ducking lowers the scene as a whole,
+/// its reverb included, and never a voice. The master block goes to the
+/// sink and is the echo canceller's reference, unless a sink that mixes in
+/// audio of its own reports what it played instead.
+public final class RoomEngine {
+    public static let blockFrames = RoomRenderer.blockFrames
+    /// How long a prompt waits for a style that lets it play before it is dropped.
+    public static let promptTimeoutSeconds = 5.0
+
+    public let room: Room
+    /// Whether the uplink cancels echo, and why.
+    public let echoCancellation: (on: Bool, reason: String)
+    public private(set) var framesRendered = 0
+    public var channelCount: Int { scene.channelCount }
+    public var renderer: RoomRenderer { scene.renderer }
+    /// Each source's rendering, in the room's source order.
+    public var choices: [RenderChoice] {
+        let all = Array(zip(scene.room.sources, scene.renderer.choices)) + (talkers.map { Array(zip($0.room.sources, $0.renderer.choices)) } ?? [])
+        return room.sources.map { source in all.first { $0.0.description.id == source.description.id }!.1 }
+    }
+
+    /// A voice session is active: the room has a `voice` section, or the app says so.
+    public var sessionActive: Bool
+    public var muted: Bool {
+        didSet { uplink?.muted = muted }
+    }
+    public var ducker: Ducker
+    public var promptStyle: PromptStyle { advisor.style }
+    /// The uplink's last block, 48 kHz mono.
+    public var uplinkBlock: UnsafeBufferPointer<Float> { UnsafeBufferPointer(uplinkSamples) }
+    public var uplinkSink: AudioSink?
+
+    private let scene: RoomPlayer
+    private let talkers: RoomPlayer?
+    private let uplink: MicrophoneUplink?
+    private let echoPath: EchoPath?
+    private var advisor = PromptStyleAdvisor(sampleRate: Room.sampleRate)
+    private let deviceSource: AudioSource?
+    private let deviceSink: AudioSink
+    private var customSource: AudioSource?
+    private var customSink: AudioSink?
+    private let externalReference = SampleRing(capacity: Room.sampleRate)
+    private var referenceIsExternal = false
+    private var participants: [ParticipantListener]
+    private var localSpeaking = false
+    private var pendingRouteChange: (frame: Int, route: OutputRoute)?
+
+    private var prompts: [RoomPrompt]
+    private var promptQueue: [(prompt: Int, frame: Int)] = []
+    private var playing: (samples: [Float], position: Int)?
+    private let promptTaps: [ChannelTap]
+
+    private var events: [EngineEvent] = []
+    private let storage = RealTimeStorage()
+    private let master: UnsafeMutableBufferPointer<Float>
+    private let talkerMix: UnsafeMutableBufferPointer<Float>
+    private let mono: UnsafeMutableBufferPointer<Float>
+    private let reference: UnsafeMutableBufferPointer<Float>
+    private let mic: UnsafeMutableBufferPointer<Float>
+    private let uplinkSamples: UnsafeMutableBufferPointer<Float>
+
+    /// - Parameters:
+    ///   - microphone: the device microphone; nil hears silence.
+    ///   - sink: the device the output plays on, or the file it is written to.
+    ///   - echoPath: an impulse response at 48 kHz through which the output
+    ///     reaches the microphone, as a room would carry it.
+    ///   - microphoneIsCapture, outputIsPlayback: what the devices are, for
+    ///     the `auto` echo-cancellation mode.
+    public init(room: Room, route: OutputRoute? = nil, microphone: AudioSource?, sink: AudioSink,
+                echoPath: [Float]? = nil, microphoneIsCapture: Bool, outputIsPlayback: Bool) throws {
+        self.room = room
+        let voice = room.scene.voice
+        scene = try RoomPlayer(room: room.only([.scene]), route: route)
+        let talkerRoom = room.only([.voice, .prompt])
+        talkers = talkerRoom.sources.isEmpty ? nil : try RoomPlayer(room: talkerRoom, route: route)
+        sessionActive = voice != nil
+        muted = voice?.muted ?? false
+        ducker = Ducker(depthDecibels: voice?.duckingDecibels ?? DuckingLevels()[.default], advanced: voice?.advancedDucking ?? false,
+                        sampleRate: Room.sampleRate)
+        echoCancellation = (voice?.echoCancellation ?? .auto).resolve(microphoneIsCapture: microphoneIsCapture,
+                                                                       outputIsPlayback: outputIsPlayback)
+        if voice != nil {
+            let uplink = try MicrophoneUplink(echoCancellation: echoCancellation.on)
+            uplink.muted = muted
+            self.uplink = uplink
+        } else {
+            uplink = nil
+        }
+        self.echoPath = echoPath.map(EchoPath.init)
+        deviceSource = microphone
+        deviceSink = sink
+        participants = try (voice?.participants ?? []).map { participant in
+            let source = room.sources.first { $0.description.id == participant.id }!
+            return try ParticipantListener(id: participant.id, samples: source.audio.samples)
+        }
+        prompts = room.prompts
+        promptQueue.reserveCapacity(16)
+        promptTaps = ChannelTap.passthrough(channels: 1, to: scene.renderer.layout)
+        events.reserveCapacity(1_024)
+
+        let channels = scene.channelCount, block = Self.blockFrames
+        master = storage.zeroed(block * channels)
+        talkerMix = storage.zeroed(block * channels)
+        mono = storage.zeroed(block)
+        reference = storage.zeroed(block)
+        mic = storage.zeroed(block)
+        uplinkSamples = storage.zeroed(block)
+        if voice != nil {
+            events.append(EngineEvent(frame: 0, kind: .echoCancellation(on: echoCancellation.on, reason: echoCancellation.reason)))
+        }
+    }
+
+    // MARK: Custom source and sink
+
+    /// Takes the microphone from `source` instead of the device.
+    public func setAudioSource(_ source: AudioSource) { customSource = source }
+    /// Returns to the device microphone.
+    public func resetAudioSource() { customSource = nil }
+    /// Plays the output on `sink` instead of the device.
+    public func setAudioSink(_ sink: AudioSink) { customSink = sink }
+    /// Returns to the device.
+    public func resetAudioSink() {
+        customSink = nil
+        stopEchoReference()
+    }
+
+    /// From now on, the echo reference is what `putEchoReference` reports,
+    /// for a sink that mixes audio of its own into what it plays.
+    public func startEchoReference() {
+        externalReference.clear()
+        referenceIsExternal = true
+    }
+
+    /// What the sink played, mono at 48 kHz, in the order it played it.
+    public func putEchoReference(_ block: UnsafeBufferPointer<Float>) {
+        externalReference.write(block)
+    }
+
+    /// The reference is the engine's master block again.
+    public func stopEchoReference() {
+        referenceIsExternal = false
+    }
+
+    // MARK: Control
+
+    /// Switches to `route` at `frame` of the room's timeline (now, by default), crossfading.
+    public func changeRoute(to route: OutputRoute, atFrame frame: Int? = nil) throws {
+        guard route.layout == scene.renderer.layout else {
+            throw RouteChangeError(from: scene.renderer.route, to: route)
+        }
+        pendingRouteChange = (max(frame ?? framesRendered, framesRendered), route)
+    }
+
+    /// Plays prompt `id` in the variant the prompt style allows, now or
+    /// once it allows one; after `promptTimeoutSeconds` it is dropped.
+    public func triggerPrompt(_ id: String) throws {
+        guard let index = prompts.firstIndex(where: { $0.id == id }) else {
+            throw UnknownPromptError(id: id, known: prompts.map(\.id))
+        }
+        promptQueue.append((index, framesRendered))
+    }
+
+    /// The events since the last call, oldest first.
+    public func takeEvents() -> [EngineEvent] {
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+
+    // MARK: Rendering
+
+    /// Renders the next block, plays it on the sink, runs the uplink, and
+    /// returns the master block (valid until the next call).
+    @discardableResult
+    public func renderBlock() throws -> UnsafeBufferPointer<Float> {
+        let block = Self.blockFrames, channels = channelCount
+        startPrompts()
+        var done = 0
+        while done < block {
+            var part = block - done
+            if let change = pendingRouteChange {
+                if change.frame <= framesRendered + done {
+                    try scene.changeRoute(to: change.route)
+                    try talkers?.changeRoute(to: change.route)
+                    pendingRouteChange = nil
+                } else {
+                    part = min(part, change.frame - framesRendered - done)
+                }
+            }
+            let range = (done * channels)..<((done + part) * channels)
+            let sceneSlice = UnsafeMutableBufferPointer(rebasing: master[range])
+            try scene.render(into: sceneSlice, frameCount: part)
+            ducker.apply(to: sceneSlice, frames: part, channels: channels)
+            if let talkers {
+                let talkerSlice = UnsafeMutableBufferPointer(rebasing: talkerMix[range])
+                try talkers.render(into: talkerSlice, frameCount: part)
+                for index in range { master[index] += talkerMix[index] }
+            }
+            done += part
+        }
+        mixPrompt()
+        OutputGuard.sanitize(master)
+        try (customSink ?? deviceSink).play(UnsafeBufferPointer(master), channels: channels)
+        try listen()
+        framesRendered += block
+        return UnsafeBufferPointer(master)
+    }
+
+    /// Runs the uplink and the talkers' voice activity for the block just
+    /// played, and sets the ducking and prompt style for the next.
+    private func listen() throws {
+        let block = Self.blockFrames, channels = channelCount
+        let frame = framesRendered
+        if referenceIsExternal {
+            let got = externalReference.read(into: reference)
+            for index in got..<block { reference[index] = 0 }
+        } else {
+            for index in 0..<block {
+                var sum: Float = 0
+                for channel in 0..<channels { sum += master[index * channels + channel] }
+                reference[index] = sum / Float(channels)
+            }
+        }
+        var anyoneTalking = false
+        if let uplink {
+            if let source = customSource ?? deviceSource {
+                source.read(into: mic)
+            } else {
+                mic.update(repeating: 0)
+            }
+            echoPath?.process(played: UnsafeBufferPointer(reference), addingTo: mic)
+            let result = uplink.process(mic: UnsafeBufferPointer(mic), reference: UnsafeBufferPointer(reference), uplink: uplinkSamples)
+            try uplinkSink?.play(UnsafeBufferPointer(uplinkSamples), channels: 1)
+            // The room hears the local talker only unmuted.
+            let speaking = result.speech && !muted
+            if speaking != localSpeaking {
+                localSpeaking = speaking
+                events.append(EngineEvent(frame: frame, kind: speaking ? .speechStarted(talker: "local") : .speechEnded(talker: "local")))
+            }
+            switch result.mutedTalker {
+            case .started?: events.append(EngineEvent(frame: frame, kind: .mutedSpeechStarted))
+            case .ended?: events.append(EngineEvent(frame: frame, kind: .mutedSpeechEnded))
+            case nil: break
+            }
+            anyoneTalking = localSpeaking
+        }
+        for index in participants.indices {
+            let change = participants[index].listen(at: frame)
+            if let speaking = change {
+                let id = participants[index].id
+                events.append(EngineEvent(frame: frame, kind: speaking ? .speechStarted(talker: id) : .speechEnded(talker: id)))
+            }
+            anyoneTalking = anyoneTalking || participants[index].speaking
+        }
+        ducker.update(sessionActive: sessionActive, anyoneTalking: anyoneTalking, frames: block)
+        if let style = advisor.update(sessionActive: sessionActive, anyoneTalking: anyoneTalking, frames: block) {
+            events.append(EngineEvent(frame: frame + block, kind: .promptStyleChanged(style)))
+        }
+    }
+
+    /// Starts the oldest waiting prompt if the style lets it play, or drops it once it has waited too long.
+    private func startPrompts() {
+        guard playing == nil, let (index, triggered) = promptQueue.first else { return }
+        let waited = Double(framesRendered - triggered) / Double(Room.sampleRate)
+        switch advisor.style {
+        case .normal, .short:
+            let variant = advisor.style
+            playing = (variant == .normal ? prompts[index].normal : prompts[index].short, 0)
+            events.append(EngineEvent(frame: framesRendered, kind: .promptPlayed(id: prompts[index].id, variant: variant, waited: waited)))
+            promptQueue.removeFirst()
+        case .none:
+            guard waited >= Self.promptTimeoutSeconds else { return }
+            events.append(EngineEvent(frame: framesRendered, kind: .promptDropped(id: prompts[index].id, waited: waited)))
+            promptQueue.removeFirst()
+        }
+    }
+
+    private func mixPrompt() {
+        guard let (samples, position) = playing else { return }
+        let channels = channelCount, count = min(Self.blockFrames, samples.count - position)
+        for offset in 0..<count {
+            for tap in promptTaps { master[offset * channels + tap.output] += samples[position + offset] * tap.gain }
+        }
+        playing = position + count < samples.count ? (samples, position + count) : nil
+    }
+}
+
+/// A prompt id the room does not have.
+public struct UnknownPromptError: Error, Sendable, CustomStringConvertible {
+    public let id: String
+    public let known: [String]
+
+    public var description: String {
+        "no prompt \"\(id)\" in this room" + (known.isEmpty ? "; it has none" : "; it has \(known.joined(separator: ", "))")
+    }
+}
+
+/// A remote talker's voice activity, from their own signal before it
+/// reaches the room: their client would send it alongside their voice.
+struct ParticipantListener {
+    let id: String
+    private let samples: [Float]
+    private let resampler: StreamingResampler
+    private let detector = VoiceActivityDetector()
+    private var block = [Float](repeating: 0, count: RoomRenderer.blockFrames)
+    private var frame = [Float](repeating: 0, count: VoiceActivityDetector.frameSize)
+    private(set) var speaking = false
+
+    init(id: String, samples: [Float]) throws {
+        self.id = id
+        self.samples = samples
+        resampler = try StreamingResampler(from: Room.sampleRate, to: UplinkChain.sampleRate)
+    }
+
+    /// Listens to the block that starts at `start` on the room's timeline;
+    /// returns the new state when it changes.
+    mutating func listen(at start: Int) -> Bool? {
+        for index in block.indices {
+            let position = start + index
+            block[index] = position < samples.count ? samples[position] : 0
+        }
+        let decision = block.withUnsafeBufferPointer { block in
+            frame.withUnsafeMutableBufferPointer { frame in
+                _ = resampler.process(block, into: frame)
+                return detector.process(UnsafeBufferPointer(frame))
+            }
+        }
+        guard decision.speech != speaking else { return nil }
+        speaking = decision.speech
+        return speaking
+    }
+}
