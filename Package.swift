@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "DevicesTests", dependencies: ["Devices", "AudioMeasurements"]),
         .testTarget(name: "SceneTests", dependencies: ["Scene", "Engine"]),
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Devices", "AudioMeasurements"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "AudioMeasurements"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Devices", "Voice", "AudioMeasurements"]),
         .testTarget(name: "ScenectlTests", dependencies: ["scenectl", "AudioMeasurements", "Devices"]),
     ]
 )
