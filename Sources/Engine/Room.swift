@@ -102,6 +102,12 @@ public struct RoomPrompt: Sendable {
     public var id: String
     public var normal: [Float]
     public var short: [Float]
+
+    public init(id: String, normal: [Float], short: [Float]) {
+        self.id = id
+        self.normal = normal
+        self.short = short
+    }
 }
 
 /// One source's description and its audio at the engine's rate.
