@@ -101,6 +101,19 @@ let invalidScenes: [Invalid] = [
             field: "sources[0].file", message: "cannot read audio:"),
     Invalid(name: "3-channel bed", yaml: "sources:\n  - id: b\n    file: three.wav\n    mode: bed\n", line: 3, field: "sources[0].file",
             message: "a bed needs 4, 9 or 16 channels of AmbiX (ACN order, SN3D), or a speaker layout: 2 (stereo), 4 with layout: quad, 6 (5.1) or 8 (7.1); this file has 3"),
+    Invalid(name: "unknown ducking level", yaml: "voice:\n  ducking:\n    level: loud\n", line: 3, field: "voice.ducking.level",
+            message: "\"loud\": expected one of default, min, mid, max"),
+    Invalid(name: "unknown aec mode", yaml: "voice:\n  aec: maybe\n", line: 2, field: "voice.aec", message: "\"maybe\": expected one of off, on, auto"),
+    Invalid(name: "ducking level above 0 dB", yaml: "voice:\n  ducking: { levels: { mid: 6 } }\n", line: 2,
+            field: "voice.ducking.levels.mid", message: "must be between -60 and 0 dB"),
+    Invalid(name: "stereo microphone", yaml: "voice:\n  mic: foa.wav\n", line: 2, field: "voice.mic",
+            message: "a microphone recording has one channel; this file has 4"),
+    Invalid(name: "participant named like a source", yaml: "sources:\n\(validSource)\nvoice:\n  participants:\n    - { id: voice, file: mono.wav, position: [0, 0, -1] }\n",
+            line: 7, field: "voice.participants[0].id", message: "id already used by a source or participant"),
+    Invalid(name: "unknown category", yaml: "sources:\n\(validSource)\n    category: music\n", line: 5, field: "sources[0].category",
+            message: "expected one of scene, voice, prompt"),
+    Invalid(name: "prompt without its short variant", yaml: "prompts:\n  - { id: hi, normal: mono.wav }\n", line: 2, field: "prompts[0].short",
+            message: "missing required key \"short\""),
 ]
 
 @Suite struct InvalidSceneTests {
@@ -196,6 +209,29 @@ let invalidScenes: [Invalid] = [
         #expect(sources.map(\.rendering) == [.point(.soundField), .passthrough, .passthrough, .bed(.soundField)])
         #expect(sources[0].description.inHead == .bypass && sources[1].description.inHead == .mono)
         #expect(sources[1].description.paths == RoomPaths(reverbBlend: 0.4, obstruction: 0, occlusion: -6))
+    }
+
+    @Test func aVoiceSectionAndPromptsLoad() throws {
+        let room = try SceneFolder().load("""
+        sources:
+          - { id: music, file: mono.wav, mode: bypass }
+          - { id: host, file: mono.wav, position: [0, 0, -1], category: voice }
+        voice:
+          mic: mono.wav
+          aec: on
+          muted: true
+          ducking: { level: max, advanced: true, levels: { max: -30 } }
+          participants:
+            - { id: ann, file: slow.wav, position: [2, 0, -1] }
+        prompts:
+          - { id: welcome, normal: mono.wav, short: slow.wav }
+        """)
+        let voice = try #require(room.scene.voice)
+        #expect(voice.echoCancellation == .on && voice.muted && voice.advancedDucking && voice.duckingDecibels == -30)
+        #expect(room.microphone?.count == 4_800)
+        #expect(room.sources.map(\.description.id) == ["music", "host", "ann"])
+        #expect(room.sources.map(\.description.category) == [.scene, .voice, .voice])
+        #expect(room.prompts.count == 1 && abs(room.prompts[0].short.count - 4_800 * 48_000 / 22_050) <= 1)
     }
 
     @Test func jsonIsAcceptedBecauseItIsYAML() throws {
