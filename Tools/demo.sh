@@ -9,8 +9,16 @@ Tools/make_assets.sh
 swift build -c release --product scenectl
 mkdir -p out
 scene="${1:-Scenes/tavern.yaml}"
-out="out/$(basename "${scene%.*}").wav"
-.build/release/scenectl render "$scene" --out "$out"
+name="$(basename "${scene%.*}")"
+out="out/$name.wav"
+# The tavern's app greets the player: its welcome prompt, in the style the voice session allows.
+prompt=()
+[[ "$scene" == Scenes/tavern.yaml ]] && prompt=(--prompt 0.5:welcome)
+.build/release/scenectl render "$scene" --out "$out" --events "out/$name.events.jsonl" "${prompt[@]}"
+if [[ -s "out/$name.events.jsonl" ]]; then
+  echo "events (out/$name.events.jsonl):"
+  cat "out/$name.events.jsonl"
+fi
 
 if command -v pactl >/dev/null && pactl info >/dev/null 2>&1; then
   echo "playing $out on $(pactl get-default-sink 2>/dev/null || echo 'the default sink')"

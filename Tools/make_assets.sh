@@ -29,7 +29,8 @@ ROOT="$(cd "$(dirname "$SCRIPT")/.." && pwd)"
 OUT_DIR="${1:-$ROOT/Scenes/audio}"
 
 ASSETS=(fire barkeep tavern_crowd_foa lute stream bird forest_hoa2
-        announcer vendor arena_crowd_foa arena_pa_51 hum)
+        announcer vendor arena_crowd_foa arena_pa_51 hum
+        player_mic guest prompt_welcome prompt_welcome_short)
 
 for tool in sox soxi espeak-ng awk; do
     command -v "$tool" >/dev/null 2>&1 || { echo "make_assets: '$tool' not found (apt-get install sox espeak-ng)" >&2; exit 1; }
@@ -306,6 +307,33 @@ gen_barkeep() {   # mono speech, not looped
     speak "$d/s.sox" en-gb-scotland+m3 38 150 \
         "Welcome to the Prancing Lantern. Ale is two coins, stew is three."
     sx "$d/s.sox" -b 16 "$TMP/out/barkeep.wav" highpass 70 pad 0.05 0.2 gain -n -2
+}
+
+gen_player_mic() {   # mono microphone: room noise, the local player talks at 6 s
+    local d="$TMP/player_mic"; mkdir -p "$d"
+    speak "$d/s.sox" en-us+m1 45 155 "Hello? Can anyone hear me? Hello?"
+    sx "$d/s.sox" "$d/p.sox" highpass 90 gain -n -12 pad 6 0
+    sx -n -r $SR -c 1 "$d/n.sox" synth 14 pinknoise gain -62
+    sx -m "$d/p.sox" "$d/n.sox" "$d/m.sox" trim 0 14
+    sx "$d/m.sox" -b 16 "$TMP/out/player_mic.wav"
+}
+
+gen_guest() {   # mono remote participant: says a line at 12 s
+    local d="$TMP/guest"; mkdir -p "$d"
+    speak "$d/s.sox" en+f3 55 160 "Evening, everyone. Is the stew any good tonight?"
+    sx "$d/s.sox" -b 16 "$TMP/out/guest.wav" highpass 80 pad 12 0.5 gain -n -3
+}
+
+gen_prompt_welcome() {   # mono prompt, the long variant
+    local d="$TMP/prompt_welcome"; mkdir -p "$d"
+    speak "$d/s.sox" en-us+f2 50 165 "Welcome to the tavern. Press T to talk, and M to mute your microphone."
+    sx "$d/s.sox" -b 16 "$TMP/out/prompt_welcome.wav" highpass 80 pad 0.05 0.1 gain -n -6
+}
+
+gen_prompt_welcome_short() {   # mono prompt, the short variant
+    local d="$TMP/prompt_welcome_short"; mkdir -p "$d"
+    speak "$d/s.sox" en-us+f2 50 175 "Welcome."
+    sx "$d/s.sox" -b 16 "$TMP/out/prompt_welcome_short.wav" highpass 80 pad 0.05 0.1 gain -n -6
 }
 
 gen_tavern_crowd_foa() {   # FOA LOOP 8 s: murmuring crowd

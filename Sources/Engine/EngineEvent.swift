@@ -24,6 +24,8 @@ public struct EngineEvent: Sendable, Equatable {
         case speechEnded(talker: String)
         case mutedSpeechStarted
         case mutedSpeechEnded
+        /// The scene's gain starts towards a new target: a depth in dB, or 0 when it eases back.
+        case duckingChanged(targetDecibels: Double)
         case promptStyleChanged(PromptStyle)
         /// A prompt played in a style's variant, after waiting `waited` seconds.
         case promptPlayed(id: String, variant: PromptStyle, waited: Double)
@@ -41,6 +43,7 @@ public struct EngineEvent: Sendable, Equatable {
         case .speechEnded(let talker): fields += [("event", "speechEnded"), ("talker", talker)]
         case .mutedSpeechStarted: fields.append(("event", "mutedSpeechStarted"))
         case .mutedSpeechEnded: fields.append(("event", "mutedSpeechEnded"))
+        case .duckingChanged(let target): fields += [("event", "duckingChanged"), ("targetDecibels", target)]
         case .promptStyleChanged(let style): fields += [("event", "promptStyleChanged"), ("style", style.rawValue)]
         case .promptPlayed(let id, let variant, let waited):
             fields += [("event", "promptPlayed"), ("prompt", id), ("variant", variant.rawValue), ("waited", (waited * 1_000).rounded() / 1_000)]

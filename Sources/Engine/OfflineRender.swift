@@ -135,10 +135,10 @@ public enum OfflineRender {
         var microphoneName = "none"
         if let path = voice.microphonePath {
             microphone = try FileAudioSource(path: path)
-            microphoneName = "\(path) (--mic)"
+            microphoneName = "\((path as NSString).lastPathComponent) (--mic)"
         } else if let samples = room.microphone, case .file(let path)? = room.scene.voice?.microphone {
             microphone = FileAudioSource(samples: samples)
-            microphoneName = path
+            microphoneName = (path as NSString).lastPathComponent
         } else if room.scene.voice?.microphone == .device {
             microphoneName = "default: no capture device offline, so silence"
         }

@@ -262,7 +262,11 @@ public final class RoomEngine {
             }
             anyoneTalking = anyoneTalking || participants[index].speaking
         }
+        let target = ducker.targetDecibels
         ducker.update(sessionActive: sessionActive, anyoneTalking: anyoneTalking, frames: block)
+        if ducker.targetDecibels != target {
+            events.append(EngineEvent(frame: frame + block, kind: .duckingChanged(targetDecibels: ducker.targetDecibels)))
+        }
         if let style = advisor.update(sessionActive: sessionActive, anyoneTalking: anyoneTalking, frames: block) {
             events.append(EngineEvent(frame: frame + block, kind: .promptStyleChanged(style)))
         }
