@@ -1,0 +1,106 @@
+import AudioCore
+import AudioMeasurements
+import Devices
+import Foundation
+import Testing
+
+/// A far end of noise bursts, and a microphone that hears its echo, at two different rates.
+final class VoiceFolder {
+    let path = NSTemporaryDirectory() + "process-voice-tests-" + UUID().uuidString
+    var far: String { path + "/far.wav" }
+    var mic: String { path + "/mic.wav" }
+    static let farRate = 16_000, micRate = 22_050
+
+    /// - Parameter poison: seconds into the microphone where 10 ms of NaN and Inf land.
+    init(farSeconds: Double = 1.5, micSeconds: Double = 3, poison: Double? = nil) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let far = Signals.whiteNoise(frames: Int(farSeconds * 48_000), rms: 0.1, seed: 9)
+        var mic = [Float](repeating: 0, count: Int(micSeconds * 48_000))
+        // 3 ms of flight and a short decay, 6 dB down.
+        for (index, sample) in far.enumerated() {
+            for (tap, gain) in [(144, Float(0.5)), (200, 0.2), (400, 0.08)] where index + tap < mic.count {
+                mic[index + tap] += sample * gain
+            }
+        }
+        if let poison {
+            let start = Int(poison * 48_000)
+            for index in start..<(start + 480) { mic[index] = index % 2 == 0 ? .nan : .infinity }
+        }
+        try Self.write(far, rate: Self.farRate, to: self.far)
+        try Self.write(mic, rate: Self.micRate, to: self.mic)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    static func write(_ samples: [Float], rate: Int, to path: String, channels: Int = 1) throws {
+        // NaN and Inf would not survive a resampler: they go in after.
+        let clean = samples.map { $0.isFinite ? $0 : 0 }
+        var converted = try SampleRateConverter.convert(AudioBuffer(mono: clean), from: 48_000, to: rate).samples
+        for (index, sample) in samples.enumerated() where !sample.isFinite {
+            let target = index * rate / 48_000
+            if target < converted.count { converted[target] = sample }
+        }
+        let writer = try AudioFileWriter(path: path, format: .wavFloat, channelCount: channels, sampleRate: rate)
+        try writer.write(AudioBuffer(channelCount: channels, interleaved: converted.flatMap { Array(repeating: $0, count: channels) }))
+        try writer.close()
+    }
+}
+
+@Suite struct ProcessVoiceTests {
+    @Test func cancelsTheEchoPadsTheFarEndAndWritesDecisions() throws {
+        let folder = try VoiceFolder()
+        let out = folder.path + "/up.wav", vad = folder.path + "/vad.txt", events = folder.path + "/events.jsonl"
+        let result = try Scenectl.run(["process-voice", "--far", folder.far, "--mic", folder.mic, "--out", out,
+                                       "--vad-out", vad, "--events", events])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("shorter than the microphone's 3.00 s; padded with silence"), "\(result.stderr)")
+        #expect(result.stderr.contains("16000 Hz") && result.stderr.contains("22050 Hz"))
+        let mic = try AudioFileReader.read(path: folder.mic), up = try AudioFileReader.read(path: out)
+        #expect(up.sampleRate == VoiceFolder.micRate && up.buffer.frameCount == mic.buffer.frameCount)
+        // After the canceller has learnt the path, the echo is gone.
+        let rate = VoiceFolder.micRate, span = Int(0.75 * Double(rate))..<Int(1.45 * Double(rate))
+        let erle = Measure.decibels(Measure.rms(mic.buffer.samples[span]) / max(Measure.rms(up.buffer.samples[span]), 1e-9))
+        #expect(erle > 25, "ERLE \(erle) dB")
+        let decisions = try String(contentsOfFile: vad, encoding: .utf8).split(separator: "\n")
+        #expect(decisions.count == 300 && decisions.allSatisfy { $0 == "0" || $0 == "1" }, "\(decisions.count) decisions")
+        #expect(FileManager.default.fileExists(atPath: events))
+    }
+
+    @Test func mutedTheUplinkIsSilentAndNaNsAreCleaned() throws {
+        let folder = try VoiceFolder(farSeconds: 3, micSeconds: 3, poison: 1)
+        let out = folder.path + "/up.wav"
+        let muted = try Scenectl.run(["process-voice", "--far", folder.far, "--mic", folder.mic, "--out", out, "--muted"])
+        #expect(muted.status == 0, "\(muted.stderr)")
+        let silent = try AudioFileReader.read(path: out).buffer.samples
+        #expect(silent.allSatisfy { $0 == 0 })
+
+        let open = try Scenectl.run(["process-voice", "--far", folder.far, "--mic", folder.mic, "--out", out])
+        #expect(open.status == 0, "\(open.stderr)")
+        let up = try AudioFileReader.read(path: out).buffer.samples, mic = try AudioFileReader.read(path: folder.mic).buffer.samples
+        #expect(up.allSatisfy { $0.isFinite })
+        // Within a second of the NaNs the canceller is back.
+        let rate = VoiceFolder.micRate, span = Int(2.0 * Double(rate))..<Int(2.9 * Double(rate))
+        let erle = Measure.decibels(Measure.rms(mic[span]) / max(Measure.rms(up[span]), 1e-9))
+        #expect(erle > 25, "ERLE \(erle) dB a second after the NaNs")
+    }
+
+    @Test func badInputIsAUsageError() throws {
+        let folder = try VoiceFolder()
+        let stereo = folder.path + "/stereo.wav"
+        try VoiceFolder.write([Float](repeating: 0.1, count: 4_800), rate: 48_000, to: stereo, channels: 2)
+        let corrupt = folder.path + "/corrupt.wav"
+        try Data("RIFF\u{10}\0\0\0WAVEfmt not a header".utf8).write(to: URL(fileURLWithPath: corrupt))
+        let cases: [([String], String)] = [
+            (["--mic", stereo, "--out", folder.path + "/o.wav"], "has 2 channels; a microphone recording has one"),
+            (["--mic", corrupt, "--out", folder.path + "/o.wav"], "--mic \"\(corrupt)\""),
+            (["--mic", folder.mic, "--far", corrupt, "--out", folder.path + "/o.wav"], "--far \"\(corrupt)\""),
+            (["--mic", folder.mic, "--out", folder.path + "/o.mp3"], "--out must name a .wav or .flac file"),
+            (["--mic", folder.mic, "--out", folder.path + "/o.wav", "--aec", "maybe"], "maybe"),
+            (["--out", folder.path + "/o.wav"], "--mic"),
+        ]
+        for (arguments, message) in cases {
+            let result = try Scenectl.run(["process-voice"] + arguments)
+            #expect(result.status == 2 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
+        }
+    }
+}
