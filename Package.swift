@@ -33,6 +33,8 @@ let package = Package(
         systemLibrary("CSndFile", pkgConfig: "sndfile", apt: ["libsndfile1-dev"]),
 
         .target(name: "AudioCore", swiftSettings: realTimeDSP),
+        /// Counts the process's heap allocations, for the benchmarks' real-time checks.
+        .target(name: "CAllocationCounter"),
         .target(name: "Spatial", dependencies: ["COpenAL", "AudioCore"]),
         .target(name: "Devices", dependencies: ["CSndFile", "CSpeexDSP", "AudioCore"]),
         .target(name: "Scene", dependencies: ["Spatial", "Voice", .product(name: "Yams", package: "Yams")]),
@@ -48,7 +50,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "roombench",
-            dependencies: ["Engine", "Voice", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Engine", "Voice", "CAllocationCounter", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         .target(name: "AudioMeasurements", dependencies: ["AudioCore"], path: "Tests/AudioMeasurements"),

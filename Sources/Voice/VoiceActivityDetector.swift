@@ -79,8 +79,10 @@ public final class VoiceActivityDetector {
     private var peakSNR = 0.0
     private var framesSinceOffset = Int.max / 2
     private var strongRun = 0
-    private var voicedHistory = [false, false]
-    private var previousDecisions = [false, false]
+    // Made at run time: an array literal lives in read-only storage, and
+    // the first write would copy it on the real-time path.
+    private var voicedHistory = [Bool](repeating: false, count: 2)
+    private var previousDecisions = [Bool](repeating: false, count: 2)
 
     public init() {
         window = (0..<Self.analysisSize).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0 + 1) / Double(Self.analysisSize + 1))) }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CAllocationCounter
 import Engine
 import Foundation
 import Voice
@@ -26,7 +27,8 @@ func threadCPUSeconds() -> Double {
 struct VoiceChain: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voice",
-        abstract: "The uplink chain's share of one core: echo cancellation, noise suppression, gain, voice activity and the resamplers."
+        abstract: "The uplink chain's share of one core: echo cancellation, noise suppression, gain, voice activity and the resamplers.",
+        discussion: "It also counts the heap allocations the chain makes, which must be none, and fails if there are any."
     )
 
     @Option(help: "Seconds of audio per run.")
@@ -51,10 +53,12 @@ struct VoiceChain: ParsableCommand {
             return Float(Int64(bitPattern: state) >> 40) / Float(1 << 23)
         }
         var shares: [Double] = []
+        var totalAllocations = 0
         for _ in 0..<runs {
             let uplink = try MicrophoneUplink(echoCancellation: true)
-            var far = [Float](repeating: 0, count: block), mic = far, out = far
-            var echo: Float = 0, cpu = 0.0
+            var far = [Float](repeating: 0, count: block), mic = [Float](repeating: 0, count: block)
+            var out = [Float](repeating: 0, count: block)
+            var echo: Float = 0, cpu = 0.0, allocations = 0
             for index in 0..<blocks {
                 let farTalks = (index / 150) % 2 == 0, nearTalks = (index / 230) % 2 == 1
                 for sample in 0..<block {
@@ -62,19 +66,23 @@ struct VoiceChain: ParsableCommand {
                     echo = 0.97 * echo + 0.03 * far[sample]
                     mic[sample] = 3 * echo + (nearTalks ? 0.05 * noise() : 0) + 0.0005 * noise()
                 }
-                let started = threadCPUSeconds()
+                let started = threadCPUSeconds(), allocated = room_allocation_count()
                 _ = far.withUnsafeBufferPointer { far in
                     mic.withUnsafeBufferPointer { mic in
                         out.withUnsafeMutableBufferPointer { uplink.process(mic: mic, reference: far, uplink: $0) }
                     }
                 }
+                allocations += room_allocation_count() - allocated
                 cpu += threadCPUSeconds() - started
             }
             shares.append(cpu / seconds * 100)
+            totalAllocations += allocations
         }
         shares.sort()
         let median = shares[shares.count / 2]
         print(String(format: "voice chain: %.3f%% of one core (median of %d runs of %.0f s; runs %.3f-%.3f%%), %.1f us per 10 ms block",
                      median, runs, seconds, shares.first!, shares.last!, median / 100 * 10_000))
+        print("voice chain: \(totalAllocations) heap allocations in \(runs * blocks) blocks")
+        if totalAllocations > 0 { throw ExitCode(1) }
     }
 }

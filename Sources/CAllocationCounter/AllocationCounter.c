@@ -1,0 +1,33 @@
+#include "AllocationCounter.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+// glibc's own allocator, under the names it exports for wrappers like this one.
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *pointer, size_t size);
+extern void *__libc_memalign(size_t alignment, size_t size);
+extern void __libc_free(void *pointer);
+
+static atomic_long allocations;
+
+static void count(void) { atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed); }
+
+void *malloc(size_t size) { count(); return __libc_malloc(size); }
+void *calloc(size_t number, size_t size) { count(); return __libc_calloc(number, size); }
+void *realloc(void *pointer, size_t size) { count(); return __libc_realloc(pointer, size); }
+void free(void *pointer) { __libc_free(pointer); }
+
+int posix_memalign(void **result, size_t alignment, size_t size) {
+    count();
+    void *pointer = __libc_memalign(alignment, size);
+    if (pointer == NULL) return ENOMEM;
+    *result = pointer;
+    return 0;
+}
+
+void *aligned_alloc(size_t alignment, size_t size) { count(); return __libc_memalign(alignment, size); }
+
+long room_allocation_count(void) { return atomic_load_explicit(&allocations, memory_order_relaxed); }

@@ -1,0 +1,10 @@
+#ifndef ALLOCATION_COUNTER_H
+#define ALLOCATION_COUNTER_H
+
+/// Heap allocations made by the whole process since it started: every
+/// malloc, calloc, realloc, posix_memalign and aligned_alloc. Linked into a
+/// program, this target's definitions of those functions stand in for the C
+/// library's and count each call before passing it on.
+long room_allocation_count(void);
+
+#endif
