@@ -104,3 +104,42 @@ final class VoiceFolder {
         }
     }
 }
+
+@Suite struct RenderVoiceTests {
+    @Test func theLoopRunsWithAnEchoPathAndWritesEvents() throws {
+        let folder = try VoiceFolder()
+        // The far end's noise bursts are the room's sound; a guest talks over them; the echo path closes the loop.
+        try """
+        name: Voice room
+        duration: 2
+        sources:
+          - { id: speaker, file: far.wav, mode: bypass }
+        voice:
+          mic: none
+          ducking: { level: max, advanced: true }
+          participants:
+            - { id: guest, file: mic.wav, position: [1, 0, -1] }
+        """.write(toFile: folder.path + "/room.yaml", atomically: true, encoding: .utf8)
+        let impulse = folder.path + "/rir.wav"
+        try VoiceFolder.write([0, 0, 0.5, 0.2, 0.05] + [Float](repeating: 0, count: 475), rate: 48_000, to: impulse)
+        let events = folder.path + "/events.jsonl"
+        let result = try Scenectl.run(["render", folder.path + "/room.yaml", "--out", folder.path + "/out.wav",
+                                       "--echo", impulse, "--events", events, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let voice = try result.summary()["voice"] as? [String: Any]
+        #expect((voice?["echoCancellation"] as? String)?.hasPrefix("on (auto") == true, "\(String(describing: voice))")
+        let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
+        let parsed = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        #expect(parsed.first?["event"] as? String == "echoCancellation" && parsed.first?["mode"] as? String == "on")
+        #expect(parsed.contains { $0["event"] as? String == "promptStyleChanged" })
+        let times = parsed.compactMap { $0["t"] as? Double }
+        #expect(times == times.sorted() && times.count == parsed.count)
+
+        let unknown = try Scenectl.run(["render", folder.path + "/room.yaml", "--out", folder.path + "/out.wav", "--prompt", "0.5:hello"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("--prompt hello: the room has no such prompt"), "\(unknown.stderr)")
+        let stereo = folder.path + "/stereo.wav"
+        try VoiceFolder.write([Float](repeating: 0.1, count: 4_800), rate: 48_000, to: stereo, channels: 2)
+        let badMic = try Scenectl.run(["render", folder.path + "/room.yaml", "--out", folder.path + "/out.wav", "--mic", stereo])
+        #expect(badMic.status == 2 && badMic.stderr.contains("a microphone recording has one"), "\(badMic.stderr)")
+    }
+}
