@@ -101,7 +101,9 @@ public final class RoomEngine {
         deviceSource = microphone
         deviceSink = sink
         participants = try (voice?.participants ?? []).map { participant in
-            let source = room.sources.first { $0.description.id == participant.id }!
+            guard let source = room.sources.first(where: { $0.description.id == participant.id }) else {
+                throw MissingParticipantError(id: participant.id)
+            }
             return try ParticipantListener(id: participant.id, samples: source.audio.samples)
         }
         prompts = room.prompts
@@ -307,6 +309,13 @@ public struct UnknownPromptError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         "no prompt \"\(id)\" in this room" + (known.isEmpty ? "; it has none" : "; it has \(known.joined(separator: ", "))")
     }
+}
+
+/// A participant the room's voice section names but whose audio the room did not load.
+public struct MissingParticipantError: Error, Sendable, CustomStringConvertible {
+    public let id: String
+
+    public var description: String { "participant \"\(id)\" has no source in the room: load rooms with Room.load" }
 }
 
 /// A remote talker's voice activity, from their own signal before it
