@@ -6,6 +6,11 @@ public struct DecodedAudio: Sendable {
     public var buffer: AudioBuffer
     public var sampleRate: Int
     public var seconds: Double { Double(buffer.frameCount) / Double(sampleRate) }
+
+    /// The channels averaged into one, converted to `rate`.
+    public func monoSamples(at rate: Int) throws -> [Float] {
+        try SampleRateConverter.convert(buffer.downmixedToMono(), from: sampleRate, to: rate).samples
+    }
 }
 
 /// Reads whole audio files through libsndfile.

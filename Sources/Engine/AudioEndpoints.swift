@@ -29,8 +29,7 @@ public final class FileAudioSource: AudioSource {
 
     /// A file of any rate, mixed to mono and converted to 48 kHz.
     public convenience init(path: String) throws {
-        let audio = try AudioFileReader.read(path: path)
-        try self.init(samples: SampleRateConverter.convert(audio.buffer.downmixedToMono(), from: audio.sampleRate, to: Room.sampleRate).samples)
+        try self.init(samples: AudioFileReader.read(path: path).monoSamples(at: Room.sampleRate))
     }
 
     public func read(into block: UnsafeMutableBufferPointer<Float>) {

@@ -66,8 +66,7 @@ public struct Room: Sendable {
         }
         /// A file as mono at the engine's rate.
         func mono(_ path: String) throws -> [Float] {
-            let audio = try read(path).get()
-            return try SampleRateConverter.convert(audio.buffer.downmixedToMono(), from: audio.sampleRate, to: Room.sampleRate).samples
+            try read(path).get().monoSamples(at: Room.sampleRate)
         }
 
         let descriptions = scene.sources + (scene.voice?.participants.map(\.source) ?? [])

@@ -23,7 +23,7 @@ public enum VoiceFileProcessor {
         let micSamples = try SampleRateConverter.convert(mic.buffer, from: mic.sampleRate, to: Room.sampleRate).samples
         var farSamples = [Float]()
         if let far {
-            farSamples = try SampleRateConverter.convert(far.buffer.downmixedToMono(), from: far.sampleRate, to: Room.sampleRate).samples
+            farSamples = try far.monoSamples(at: Room.sampleRate)
         }
         let uplink = try MicrophoneUplink(echoCancellation: echoCancellation)
         uplink.muted = muted

@@ -155,8 +155,7 @@ struct Render: ParsableCommand {
                 guard response.seconds <= 2 else {
                     throw ValidationError("--echo \"\(echo)\" is \(String(format: "%.2f", response.seconds)) s; an echo path is at most 2 s")
                 }
-                voice.echoPath = try SampleRateConverter.convert(response.buffer.downmixedToMono(), from: response.sampleRate,
-                                                                 to: Room.sampleRate).samples
+                voice.echoPath = try response.monoSamples(at: Room.sampleRate)
                 voice.echoPathName = echo
             } catch let error as ValidationError {
                 throw error

@@ -16,7 +16,7 @@ enum VoiceRoom {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Scenes/audio/\(name).wav").standardized.path
         let decoded = try AudioFileReader.read(path: path)
-        let samples = try SampleRateConverter.convert(decoded.buffer.downmixedToMono(), from: decoded.sampleRate, to: rate).samples
+        let samples = try decoded.monoSamples(at: rate)
         let peak = samples.map(abs).max() ?? 1
         return samples.map { $0 / peak * 0.5 }
     }
