@@ -53,7 +53,7 @@ public final class RoomEngine {
     private let externalReference = SampleRing(capacity: Room.sampleRate)
     private var referenceIsExternal = false
     private var participants: [ParticipantListener]
-    private var localSpeaking = false
+    private var localTalker = LocalTalker()
     private var pendingRouteChange: (frame: Int, route: OutputRoute)?
 
     private var prompts: [RoomPrompt]
@@ -243,18 +243,8 @@ public final class RoomEngine {
             echoPath?.process(played: UnsafeBufferPointer(reference), addingTo: mic)
             let result = uplink.process(mic: UnsafeBufferPointer(mic), reference: UnsafeBufferPointer(reference), uplink: uplinkSamples)
             try uplinkSink?.play(UnsafeBufferPointer(uplinkSamples), channels: 1)
-            // The room hears the local talker only unmuted.
-            let speaking = result.speech && !muted
-            if speaking != localSpeaking {
-                localSpeaking = speaking
-                events.append(EngineEvent(frame: frame, kind: speaking ? .speechStarted(talker: "local") : .speechEnded(talker: "local")))
-            }
-            switch result.mutedTalker {
-            case .started?: events.append(EngineEvent(frame: frame, kind: .mutedSpeechStarted))
-            case .ended?: events.append(EngineEvent(frame: frame, kind: .mutedSpeechEnded))
-            case nil: break
-            }
-            anyoneTalking = localSpeaking
+            localTalker.hear(result, muted: muted, at: frame) { events.append($0) }
+            anyoneTalking = localTalker.speaking
         }
         for index in participants.indices {
             let change = participants[index].listen(at: frame)

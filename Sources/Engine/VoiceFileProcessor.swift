@@ -39,7 +39,7 @@ public enum VoiceFileProcessor {
         output.reserveCapacity(blocks * block)
         var decisions = [Bool]()
         var events = [EngineEvent]()
-        var speaking = false
+        var localTalker = LocalTalker()
         for index in 0..<blocks {
             let start = index * block
             for offset in 0..<block {
@@ -55,16 +55,7 @@ public enum VoiceFileProcessor {
             output += outBlock
             for back in 0..<min(frame.backfilled, decisions.count) { decisions[decisions.count - 1 - back] = true }
             decisions.append(frame.speech)
-            // The room hears the local talker only unmuted; muted, the muted-talker events speak for them.
-            if !muted && frame.speech != speaking {
-                speaking = frame.speech
-                events.append(EngineEvent(frame: start, kind: speaking ? .speechStarted(talker: "local") : .speechEnded(talker: "local")))
-            }
-            switch frame.mutedTalker {
-            case .started?: events.append(EngineEvent(frame: start, kind: .mutedSpeechStarted))
-            case .ended?: events.append(EngineEvent(frame: start, kind: .mutedSpeechEnded))
-            case nil: break
-            }
+            localTalker.hear(frame, muted: muted, at: start) { events.append($0) }
         }
         // The first `lead` frames went into the resampler's memory: silence stands in for them.
         let aligned = AudioBuffer(mono: [Float](repeating: 0, count: lead) + output[latency..<(latency + micSamples.count - lead)])

@@ -27,6 +27,18 @@ func threadCPUSeconds() -> Double {
     return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
 }
 
+/// Repeatable white noise, uniform in [-1, 1), from a linear congruential generator.
+struct NoiseGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> Float {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        return Float(Int64(bitPattern: state) >> 40) / Float(1 << 23)
+    }
+}
+
 struct VoiceChain: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voice",
@@ -50,11 +62,8 @@ struct VoiceChain: ParsableCommand {
         let block = MicrophoneUplink.blockFrames
         // The far end talks in bursts of noise shaped like speech; the
         // microphone hears its echo, a quieter near talker half the time, and room noise.
-        var state: UInt64 = 7
-        func noise() -> Float {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
-            return Float(Int64(bitPattern: state) >> 40) / Float(1 << 23)
-        }
+        var generator = NoiseGenerator(seed: 7)
+        func noise() -> Float { generator.next() }
         var shares: [Double] = []
         var totalAllocations = 0
         for _ in 0..<runs {
@@ -109,13 +118,8 @@ struct EngineBlocks: ParsableCommand {
     }
 
     func run() throws {
-        var state: UInt64 = 3
-        func noise(_ count: Int) -> [Float] {
-            (0..<count).map { _ in
-                state = state &* 6364136223846793005 &+ 1442695040888963407
-                return Float(Int64(bitPattern: state) >> 40) / Float(1 << 23) * 0.1
-            }
-        }
+        var generator = NoiseGenerator(seed: 3)
+        func noise(_ count: Int) -> [Float] { (0..<count).map { _ in generator.next() * 0.1 } }
         func field(_ id: String) -> FieldLocation { FieldLocation(file: "bench", line: nil, field: id) }
         // Sources on a circle, looping noise; one remote talker in bursts.
         let points = (0..<sources).map { index -> RoomSource in
