@@ -13,15 +13,12 @@ struct TimelineSamples {
     /// linear interpolation between samples at rates other than 1.
     func read(into output: UnsafeMutableBufferPointer<Float>, from frame: Int) {
         let count = samples.count
+        if rate == 1 { return copy(into: output, from: frame) }
         samples.withUnsafeBufferPointer { source in
             for index in output.indices {
                 let offset = frame + index - startFrame
                 guard offset >= 0, count > 0 else {
                     output[index] = 0
-                    continue
-                }
-                if rate == 1 {
-                    output[index] = offset < count ? source[offset] : loop ? source[offset % count] : 0
                     continue
                 }
                 let position = Double(offset) * rate
@@ -36,6 +33,29 @@ struct TimelineSamples {
                 let next = whole + 1 < count ? source[whole + 1] : loop ? source[0] : 0
                 let fraction = Float(position - position.rounded(.down))
                 output[index] = source[whole] + (next - source[whole]) * fraction
+            }
+        }
+    }
+
+    /// At rate 1 the samples are copied in runs: silence, then the sound
+    /// from its offset, wrapping while it loops, then silence.
+    private func copy(into output: UnsafeMutableBufferPointer<Float>, from frame: Int) {
+        let count = samples.count
+        var index = 0
+        samples.withUnsafeBufferPointer { source in
+            while index < output.count {
+                let offset = frame + index - startFrame
+                guard offset >= 0, count > 0, offset < count || loop else {
+                    let silent = offset < 0 ? min(-offset, output.count - index) : output.count - index
+                    UnsafeMutableBufferPointer(rebasing: output[index..<(index + silent)]).update(repeating: 0)
+                    index += silent
+                    continue
+                }
+                let position = offset % count
+                let run = min(count - position, output.count - index)
+                _ = UnsafeMutableBufferPointer(rebasing: output[index..<(index + run)])
+                    .update(fromContentsOf: source[position..<(position + run)])
+                index += run
             }
         }
     }

@@ -2,31 +2,35 @@ import AudioCore
 import COpenAL
 
 /// An OpenAL source the engine feeds with audio it computes itself, a
-/// chunk at a time, through a fixed ring of queued buffers.
+/// chunk at a time, through one looping buffer of `chunks` chunks that it
+/// overwrites ahead of where OpenAL plays (AL_SOFT_buffer_sub_data).
 ///
-/// OpenAL Soft stops a streaming source the moment its queue runs dry, and
-/// restarting one resets its filters, so whoever feeds it keeps at least
-/// one chunk queued beyond the frames the device is about to render. The
-/// first chunk queued plays on the next render, so a stream fed from the
-/// frame the device renders next stays sample-aligned with everything else.
+/// Queueing buffers instead would cost an allocation per chunk: OpenAL
+/// Soft 1.19 allocates a list item for every buffer queued. Whoever feeds
+/// the voice writes each chunk before the device renders it, and never more
+/// than `chunks - 1` chunks ahead. The first chunk plays on the next
+/// render, so a stream fed from the frame the device renders next stays
+/// sample-aligned with everything else.
 public final class StreamedVoice: OpenALSource {
     public let channelCount: Int
     public let chunkFrames: Int
-    /// Frames queued and not yet rendered, at most.
-    public var capacityFrames: Int { buffers.count * chunkFrames }
+    /// Frames written and not yet rendered, at most.
+    public var capacityFrames: Int { chunks * chunkFrames }
 
     let device: LoopbackDevice
     let name: ALuint
     private let format: ALenum
-    /// Every buffer the ring owns; `free` holds those not in the queue.
-    private var buffers: [ALuint]
-    private var free: [ALuint]
-    private var started = false
+    private let chunks: Int
+    private let buffer: ALuint
+    /// Chunks written so far; the next goes to slot `written % chunks`.
+    private var written = 0
 
     init(device: LoopbackDevice, layout: ChannelLayout, chunkFrames: Int, chunks: Int) throws {
+        precondition(chunks >= 2, "a stream needs a chunk playing and one being written")
         self.device = device
         channelCount = layout.channelCount
         self.chunkFrames = chunkFrames
+        self.chunks = chunks
         format = switch layout {
         case .mono: AL_FORMAT_MONO_FLOAT32
         case .stereo: AL_FORMAT_STEREO_FLOAT32
@@ -34,29 +38,32 @@ public final class StreamedVoice: OpenALSource {
         case .surround51: AL_FORMAT_51CHN32
         case .surround71: AL_FORMAT_71CHN32
         }
-        (name, buffers) = try device.withContext {
-            var source: ALuint = 0
+        let silence = [Float](repeating: 0, count: chunks * chunkFrames * layout.channelCount)
+        let format = format
+        (name, buffer) = try device.withContext {
+            var source: ALuint = 0, buffer: ALuint = 0
             alGenSources(1, &source)
             try OpenALError.check("alGenSources")
-            var buffers = [ALuint](repeating: 0, count: chunks)
-            alGenBuffers(ALsizei(chunks), &buffers)
+            alGenBuffers(1, &buffer)
+            alBufferData(buffer, format, silence, ALsizei(silence.count * MemoryLayout<Float>.size), ALsizei(device.sampleRate))
+            alSourcei(source, AL_BUFFER, ALint(buffer))
+            alSourcei(source, AL_LOOPING, AL_TRUE)
             let code = alGetError()
             if code != AL_NO_ERROR {
                 alDeleteSources(1, &source)
-                throw OpenALError(call: "alGenBuffers", code: code)
+                alDeleteBuffers(1, &buffer)
+                throw OpenALError(call: "alBufferData", code: code)
             }
-            return (source, buffers)
+            return (source, buffer)
         }
-        free = buffers
-        free.reserveCapacity(chunks)
     }
 
     deinit {
-        var name = self.name
+        var name = self.name, buffer = self.buffer
         device.withContext {
             alSourceStop(name)
             alDeleteSources(1, &name)
-            alDeleteBuffers(ALsizei(buffers.count), buffers)
+            alDeleteBuffers(1, &buffer)
         }
     }
 
@@ -76,33 +83,19 @@ public final class StreamedVoice: OpenALSource {
         try set(AL_POSITION, direction * SpeakerBed.radius, "alSource3f(AL_POSITION)")
     }
 
-    /// Queues one chunk of interleaved samples, `chunkFrames` frames long,
-    /// after reclaiming the buffers OpenAL has finished with. The voice
-    /// starts playing with its first chunk.
+    /// Writes one chunk of interleaved samples, `chunkFrames` frames long,
+    /// into the slot after the last. The voice starts playing with its first chunk.
     public func queue(_ chunk: UnsafeBufferPointer<Float>) throws {
         precondition(chunk.count == chunkFrames * channelCount, "a chunk is chunkFrames frames")
+        let bytes = chunk.count * MemoryLayout<Float>.size
         try device.withContext {
-            var processed: ALint = 0
-            alGetSourcei(name, AL_BUFFERS_PROCESSED, &processed)
-            while processed > 0 {
-                var buffer: ALuint = 0
-                alSourceUnqueueBuffers(name, 1, &buffer)
-                free.append(buffer)
-                processed -= 1
-            }
-            guard var buffer = free.popLast() else {
-                throw OpenALError(call: "alSourceQueueBuffers", code: AL_INVALID_OPERATION,
-                                  detail: "all \(buffers.count) chunks are still queued")
-            }
-            alBufferData(buffer, format, chunk.baseAddress, ALsizei(chunk.count * MemoryLayout<Float>.size),
-                         ALsizei(device.sampleRate))
-            alSourceQueueBuffers(name, 1, &buffer)
-            try OpenALError.check("alSourceQueueBuffers")
-            if !started {
+            alBufferSubDataSOFT(buffer, format, chunk.baseAddress, ALsizei((written % chunks) * bytes), ALsizei(bytes))
+            try OpenALError.check("alBufferSubDataSOFT")
+            if written == 0 {
                 alSourcePlay(name)
                 try OpenALError.check("alSourcePlay")
-                started = true
             }
+            written += 1
         }
     }
 }

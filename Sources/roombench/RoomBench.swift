@@ -16,7 +16,7 @@ struct RoomBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roombench",
         abstract: "Measure what the engine's parts cost. Build with -c release.",
-        subcommands: [VoiceChain.self, EngineBlocks.self]
+        subcommands: [VoiceChain.self, EngineBlocks.self, OpenALComparison.self]
     )
 }
 

@@ -1,0 +1,121 @@
+import ArgumentParser
+import CAllocationCounter
+import Engine
+import Foundation
+import Scene
+
+/// What one engine run cost.
+struct EngineRunCost {
+    var cpuPerAudioSecond: Double
+    /// Heap allocations in the blocks after warm-up.
+    var steadyAllocations: Int
+    var steadyBlocks: Int
+}
+
+/// Renders `room` through the room engine for `seconds` and measures the
+/// render blocks only: CPU on this thread, and heap allocations after the
+/// first `warmUp` blocks (where OpenAL Soft starts its voices).
+func measureEngine(_ room: Room, seconds: Double, warmUp: Int = 10) throws -> EngineRunCost {
+    let engine = try RoomEngine(room: room, microphone: nil, sink: NullAudioSink(),
+                                microphoneIsCapture: false, outputIsPlayback: false)
+    let blocks = Int(seconds * 100)
+    var cpu = 0.0, allocations = 0
+    for block in 0..<blocks {
+        let allocated = room_allocation_count(), started = threadCPUSeconds()
+        try engine.renderBlock()
+        cpu += threadCPUSeconds() - started
+        if block >= warmUp { allocations += room_allocation_count() - allocated }
+    }
+    return EngineRunCost(cpuPerAudioSecond: cpu / seconds, steadyAllocations: allocations, steadyBlocks: blocks - warmUp)
+}
+
+/// Runs the raw OpenAL Soft loop of Tools/openal-baseline on the same scene.
+func measureBaseline(_ executable: String, sources: Int, seconds: Double) throws -> Double {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = [String(sources), String(seconds)]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    let fields = output.split(separator: " ")
+    guard process.terminationStatus == 0, fields.count == 2, fields[0] == "cpu_seconds_per_audio_second",
+          let value = Double(fields[1].trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        throw ValidationError("the baseline \(executable) failed (exit \(process.terminationStatus)): \(output)")
+    }
+    return value
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// One row of the engine-against-OpenAL table.
+struct ComparisonRow {
+    var sources: Int
+    var engine: Double
+    var baseline: Double
+    var ratio: Double
+    var allocations: Int
+    var blocks: Int
+}
+
+/// Measures the engine and the baseline alternately, `runs` times each, so
+/// both see the same machine; the ratio is the median of the runs' ratios.
+func compare(sources: Int, baselineSources: Int? = nil, baseline executable: String, seconds: Double, runs: Int,
+             room: (Int) -> Room = { OrbitScene.room(sources: $0) }) throws -> ComparisonRow {
+    var engine: [Double] = [], raw: [Double] = [], ratios: [Double] = []
+    var allocations = 0, blocks = 0
+    let scene = room(sources)
+    for _ in 0..<runs {
+        let rawCost = try measureBaseline(executable, sources: baselineSources ?? sources, seconds: seconds)
+        let cost = try measureEngine(scene, seconds: seconds)
+        engine.append(cost.cpuPerAudioSecond)
+        raw.append(rawCost)
+        ratios.append(cost.cpuPerAudioSecond / rawCost)
+        allocations += cost.steadyAllocations
+        blocks += cost.steadyBlocks
+    }
+    return ComparisonRow(sources: sources, engine: median(engine), baseline: median(raw), ratio: median(ratios),
+                         allocations: allocations, blocks: blocks)
+}
+
+struct OpenALComparison: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "openal",
+        abstract: "The engine against raw OpenAL Soft on the same moving HRTF sources, measured alternately.",
+        discussion: "Build the baseline first: Tools/benchmark.sh does, or gcc Tools/openal-baseline/openal_baseline.c."
+    )
+
+    @Option(help: "The raw OpenAL baseline executable.")
+    var baseline: String
+
+    @Option(parsing: .upToNextOption, help: "Source counts to measure.")
+    var sources: [Int] = [1, 16, 64, 256]
+
+    @Option(help: "Seconds of audio per run.")
+    var seconds = 10.0
+
+    @Option(help: "Runs of each; medians are reported.")
+    var runs = 3
+
+    func validate() throws {
+        guard FileManager.default.isExecutableFile(atPath: baseline) else {
+            throw ValidationError("--baseline \(baseline): no executable there")
+        }
+        guard sources.allSatisfy({ (1...4096).contains($0) }) else { throw ValidationError("--sources must be between 1 and 256") }
+        guard seconds >= 1 && seconds <= 600 else { throw ValidationError("--seconds must be between 1 and 600") }
+        guard (1...21).contains(runs) else { throw ValidationError("--runs must be between 1 and 21") }
+    }
+
+    func run() throws {
+        print("sources  engine cpu-s/s  OpenAL cpu-s/s  ratio  allocations/block")
+        for count in sources {
+            let row = try compare(sources: count, baseline: baseline, seconds: seconds, runs: runs)
+            print(String(format: "%7d  %14.4f  %14.4f  %5.3f  %d in %d", row.sources, row.engine, row.baseline, row.ratio,
+                         row.allocations, row.blocks))
+        }
+    }
+}
