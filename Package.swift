@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "Devices", dependencies: ["CSndFile", "CSpeexDSP", "AudioCore"]),
         .target(name: "Scene", dependencies: ["Spatial", "Voice", .product(name: "Yams", package: "Yams")]),
         .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"], swiftSettings: realTimeDSP),
-        .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"]),
+        .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"], swiftSettings: realTimeDSP),
         .executableTarget(
             name: "scenectl",
             dependencies: [

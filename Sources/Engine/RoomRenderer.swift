@@ -43,6 +43,8 @@ public final class RoomRenderer {
     private let passthrough: [PassthroughVoice]
     /// Sources the engine pans into a third-order field itself; nil when none asks for `soundField`.
     private let field: SoundFieldBus?
+    /// Sources rendered alone or in the field by loudness; nil when the room has no crowd.
+    private let crowd: Crowd?
     private let bypasses: [InHeadBypass]
     /// Indices into `voices` in start order; `nextStart` is the first not yet started.
     private let startOrder: [Int]
@@ -88,7 +90,8 @@ public final class RoomRenderer {
     ///   - route: overrides the scene's route when given.
     ///   - frame: where on the room's timeline to begin; sources already
     ///     started by then play from where they would be.
-    public init(room: Room, route: OutputRoute? = nil, startingAt frame: Int = 0) throws {
+    ///   - levelOfDetail: when a crowd of sources renders partly in the field.
+    public init(room: Room, route: OutputRoute? = nil, startingAt frame: Int = 0, levelOfDetail: LevelOfDetail = .standard) throws {
         self.room = room
         let scene = room.scene
         let route = (route ?? scene.route).resolved()
@@ -98,7 +101,7 @@ public final class RoomRenderer {
         func bus(_ algorithm: RenderAlgorithm) throws -> Bus {
             if let bus = buses[algorithm] { return bus }
             let mixer = try SpatialMixer(algorithm: algorithm, layout: algorithm == .hrtf ? .stereo : route.layout,
-                                         sampleRate: Room.sampleRate)
+                                         sampleRate: Room.sampleRate, sources: max(256, 2 * room.sources.count + 64))
             try mixer.setDistanceModel(scene.distance)
             try mixer.setListener(position: scene.listenerPosition, orientation: scene.listenerOrientation)
             if let reverb = scene.reverb { try mixer.setReverb(reverb.preset, levelDecibels: reverb.levelDecibels) }
@@ -127,6 +130,14 @@ public final class RoomRenderer {
             return send
         }
 
+        // Point sources that leave the algorithm to the route form a crowd when there are enough of them.
+        let crowdSources = room.sources.filter(\.isCrowdCandidate).count
+        var crowd: Crowd?
+        if crowdSources > levelOfDetail.crowdThreshold {
+            crowd = try Crowd(field: soundField(), listenerPosition: scene.listenerPosition, distance: scene.distance,
+                              voices: min(levelOfDetail.perSourceVoices, crowdSources))
+        }
+
         var voices: [Voice] = []
         var passthrough: [PassthroughVoice] = []
         var bypasses: [InHeadBypass] = []
@@ -135,6 +146,23 @@ public final class RoomRenderer {
             let description = source.description
             let gain = Level.linear(fromDecibels: description.gainDecibels)
             let startFrame = Int((description.start * Double(Room.sampleRate)).rounded())
+            if let crowd, source.isCrowdCandidate {
+                choices.append(RenderChoice(algorithm: route.automaticAlgorithm,
+                                            reason: "crowd of \(crowdSources) (the loudest \(levelOfDetail.perSourceVoices) alone, the rest in the field)"))
+                let paths = description.paths
+                let point = try bus(route.automaticAlgorithm).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
+                try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
+                try point.setLooping(description.loop)
+                try point.setRate(description.rate)
+                let signal = TimelineSamples(samples: source.audio.samples, startFrame: startFrame, rate: description.rate,
+                                             loop: description.loop)
+                let emitter = try soundField().addCrowdPoint(signal, placement: description.placement, distance: scene.distance,
+                                                             gain: gain * paths.directGain(reverberant: reverberant))
+                crowd.add(Crowd.Member(point: point, emitter: emitter, placement: description.placement, gain: gain,
+                                       startFrame: startFrame, frames: source.audio.frameCount, loop: description.loop,
+                                       rate: description.rate))
+                continue
+            }
             let choice = RenderChoice(source, route: route)
             choices.append(choice)
             let sound: (any TimelineVoice)?
@@ -216,6 +244,7 @@ public final class RoomRenderer {
             }
         }
         self.field = field
+        self.crowd = crowd
         self.bypasses = bypasses
         self.latencyFrames = latency
         self.buses = RenderAlgorithm.allCases.compactMap { buses[$0] }
@@ -224,6 +253,7 @@ public final class RoomRenderer {
         self.choices = choices
         startOrder = voices.indices.sorted { voices[$0].startFrame < voices[$1].startFrame }
         framesRendered = frame
+        try crowd?.start(at: frame)
         if frame > 0 {
             try updateMotion(at: Double(frame) / Double(Room.sampleRate))
             while nextStart < startOrder.count, voices[startOrder[nextStart]].startFrame < frame {
@@ -238,6 +268,7 @@ public final class RoomRenderer {
         precondition(frameCount <= Self.maximumCallFrames, "render at most \(Self.maximumCallFrames) frames a call")
         precondition(output.count >= frameCount * channelCount, "output block too small")
         try updateMotion(at: Double(framesRendered) / Double(Room.sampleRate))
+        try crowd?.update(at: framesRendered, frames: frameCount)
         let channels = channelCount
         let first = framesRendered
         for bypass in bypasses { try bypass.advance(from: first, count: frameCount) }
@@ -336,6 +367,11 @@ public struct RenderChoice: Sendable, CustomStringConvertible {
     public let algorithm: RenderAlgorithm?
     public let reason: String
 
+    init(algorithm: RenderAlgorithm?, reason: String) {
+        self.algorithm = algorithm
+        self.reason = reason
+    }
+
     init(_ source: RoomSource, route: OutputRoute) {
         let description = source.description
         switch source.rendering {
@@ -370,4 +406,12 @@ extension RoomPaths {
 
     /// The direct path's gain above 5 kHz, from obstruction and occlusion.
     var directHF: Double { Level.linear(fromDecibels: obstruction) * Level.linear(fromDecibels: occlusion) }
+}
+
+extension RoomSource {
+    /// A point source that leaves its algorithm to the route and is heard as a point inside the head.
+    var isCrowdCandidate: Bool {
+        guard case .point(nil) = rendering else { return false }
+        return description.inHead == .mono
+    }
 }

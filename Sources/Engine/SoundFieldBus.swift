@@ -46,6 +46,31 @@ final class SoundFieldBus {
         var spatialShare = 1.0
     }
 
+    /// A crowd source: panned onto the direction bins with its neighbours
+    /// instead of encoded alone, which costs a quarter as much.
+    struct CrowdEmitter {
+        let signal: TimelineSamples
+        let placement: Placement
+        let distance: DistanceModel
+        let gain: Double
+        /// The part rendered in the field; the rest plays per source.
+        var share = 1.0
+        /// The bins' gains and the direction-less part reached at the end of the last chunk.
+        var bins = DirectionBins.Weights()
+        var omni: Float = 0
+    }
+
+    /// Within this distance of the listener a source's directional
+    /// components fade out, to none at the centre, so a source passing
+    /// through the listener becomes omnidirectional rather than jumping
+    /// sides. Over one head radius the fade stepped by nearly 1 dB a block
+    /// at walking pace; two were enough until the low band decoded without
+    /// max-rE weights, whose stronger directional part needs three.
+    static let focusDistance = 3 * PointSource.headRadius
+
+    /// Below this gain at the listener a crowd source is not encoded at all: -80 dB.
+    static let audibleGain: Float = 1e-4
+
     private let streams: [StreamedVoice]
     /// Rows of `components` gains, one per stream channel (or per stream).
     private let decoder: [Float]
@@ -66,6 +91,15 @@ final class SoundFieldBus {
     private var field: [Float]
     private var signal: [Float]
     private var feeds: [Float]
+    private var crowd: [CrowdEmitter] = []
+    /// One chunk per direction bin, bin-major, and one for the direction-less part.
+    private var binned: [Float] = []
+    private var binTouched: [Bool] = []
+    /// Each bin's encoding gains, `components` apiece; the last is the direction-less part.
+    private let binHarmonics: [Float]
+    /// (frame + 1) / chunk: how far through the chunk a gain has ramped.
+    private let ramp: [Float]
+    private var rampedSignal: [Float]
 
     /// - Parameter mixer: the route's own bus, which plays the decoded field.
     init(mixer: SpatialMixer, listenerPosition: Position, listenerOrientation: Orientation, startingAt frame: Int) throws {
@@ -76,18 +110,23 @@ final class SoundFieldBus {
         if mixer.algorithm == .hrtf {
             let directions = Ambisonics.virtualSpeakerDirections(order: Self.order)
             streams = try directions.map { try mixer.makeVirtualSpeakerStream(direction: $0, chunkFrames: chunk, chunks: Self.chunks) }
-            let rows = Self.samplingDecoder(directions)
+            // Two bands. Below 1.5 kHz, where neighbouring virtual speakers
+            // reach the ears in phase and the interaural time difference
+            // lives, the basic decoder sums the field's pressure and
+            // velocity back exactly, so a source keeps its ITD. Above, the
+            // speakers add in power: a shelf on each order gives the max-rE
+            // weights, which focus the energy, and restores the power the
+            // decoder's spread loses. With max-rE in both bands a source at
+            // 90 degrees had the ITD of one at 60.
+            let rows = Self.samplingDecoder(directions, maxRE: false)
             decoder = rows.flatMap { $0 }
             outputs = directions.count
-            // The rows sum a source's pressure back exactly, which is what
-            // the ears hear below about 1.5 kHz, where neighbouring virtual
-            // speakers reach them in phase. Above, they add in power, which
-            // the spread of the decoder lowers: a shelf restores it.
-            let restore = 1 / Self.meanPower(rows).squareRoot()
-            // OpenAL's shelf reaches the square of its gain at the top.
-            diffuseShelves = [HighShelfFilter](repeating: HighShelfFilter(gainHF: restore.squareRoot(), sampleRate: Double(Room.sampleRate),
-                                                                          corner: 1_500),
-                                               count: Self.components)
+            let restore = 1 / Self.meanPower(Self.samplingDecoder(directions, maxRE: true)).squareRoot()
+            let weights = Ambisonics.maxREWeights(order: Self.order)
+            // The shelf reaches the square of its gain at the top.
+            diffuseShelves = Self.degrees.map { degree in
+                HighShelfFilter(gainHF: (weights[degree] * restore).squareRoot(), sampleRate: Double(Room.sampleRate), corner: 1_500)
+            }
             feeds = [Float](repeating: 0, count: chunk)
         } else {
             streams = [try mixer.makeOutputStream(chunkFrames: chunk, chunks: Self.chunks)]
@@ -98,6 +137,10 @@ final class SoundFieldBus {
         }
         field = [Float](repeating: 0, count: chunk * Self.components)
         signal = [Float](repeating: 0, count: chunk)
+        rampedSignal = signal
+        ramp = (0..<chunk).map { Float($0 + 1) / Float(chunk) }
+        binHarmonics = DirectionBins.directions.flatMap { Ambisonics.harmonics(direction: $0, order: Self.order).map(Float.init) }
+            + [1] + [Float](repeating: 0, count: Self.components - 1)
     }
 
     /// Adds a point source; returns its index for `setSpatialShare`.
@@ -121,6 +164,19 @@ final class SoundFieldBus {
     }
 
     func setSpatialShare(_ share: Double, of emitter: Int) { emitters[emitter].spatialShare = share }
+
+    /// Adds a crowd source; returns its index for `setCrowdShare`.
+    func addCrowdPoint(_ signal: TimelineSamples, placement: Placement, distance: DistanceModel, gain: Double) -> Int {
+        if crowd.isEmpty {
+            binned = [Float](repeating: 0, count: (DirectionBins.count + 1) * Self.chunkFrames)
+            binTouched = [Bool](repeating: false, count: DirectionBins.count + 1)
+        }
+        crowd.append(CrowdEmitter(signal: signal, placement: placement, distance: distance, gain: gain))
+        return crowd.count - 1
+    }
+
+    /// How much of crowd source `index` the field renders, 0 to 1.
+    func setCrowdShare(_ share: Double, of index: Int) { crowd[index].share = share }
 
     /// Queues the field up to a chunk beyond `frame`, the end of what the bus renders next.
     func prepare(through frame: Int) throws {
@@ -158,6 +214,7 @@ final class SoundFieldBus {
                 }
             }
         }
+        if !crowd.isEmpty { encodeCrowd(at: time) }
         primed = true
         if !diffuseShelves.isEmpty {
             field.withUnsafeMutableBufferPointer { field in
@@ -201,11 +258,74 @@ final class SoundFieldBus {
         }
     }
 
+    /// Pans every audible crowd source onto its bins, its gains ramping
+    /// across the chunk, then encodes each bin that got any into the field.
+    private func encodeCrowd(at time: Double) {
+        let chunk = Self.chunkFrames, omniBin = DirectionBins.count
+        binned.withUnsafeMutableBufferPointer { binned in
+            crowd.withUnsafeMutableBufferPointer { crowd in
+            for index in crowd.indices {
+                var next = DirectionBins.Weights(), nextOmni: Float = 0
+                var direction = toListener * (crowd[index].placement.position(at: time) - listenerPosition)
+                let length = (direction * direction).sum().squareRoot()
+                let amplitude = crowd[index].gain * crowd[index].distance.gain(at: length) * crowd[index].share
+                if Float(amplitude) >= Self.audibleGain {
+                    // Near the head the direction fades out, as for single emitters.
+                    let focus = min(length / Self.focusDistance, 1)
+                    if length == 0 { direction = SIMD3(0, 0, -1) }
+                    next = DirectionBins.weights(for: direction)
+                    for slot in 0..<4 {
+                        let (bin, weight) = next[slot]
+                        next.set(slot, bin: bin, weight: weight * Float(amplitude * focus))
+                    }
+                    nextOmni = Float(amplitude * (1 - focus))
+                }
+                let previous = primed ? crowd[index].bins : next
+                let previousOmni = primed ? crowd[index].omni : nextOmni
+                crowd[index].bins = next
+                crowd[index].omni = nextOmni
+                let silent = (0..<4).allSatisfy { previous[$0].weight == 0 && next[$0].weight == 0 } && previousOmni == 0 && nextOmni == 0
+                if silent { continue }
+                signal.withUnsafeMutableBufferPointer { signal in
+                    crowd[index].signal.read(into: signal, from: producedFrame)
+                    rampedSignal.withUnsafeMutableBufferPointer { ramped in
+                        ramp.withUnsafeBufferPointer { ramp in
+                            for frame in 0..<chunk { ramped[frame] = signal[frame] * ramp[frame] }
+                        }
+                        let plain = signal.baseAddress!, ramped = ramped.baseAddress!
+                        func add(bin: Int, from start: Float, to end: Float) {
+                            let row = binned.baseAddress! + bin * chunk, change = end - start
+                            for frame in 0..<chunk { row[frame] += plain[frame] * start + ramped[frame] * change }
+                            binTouched[bin] = true
+                        }
+                        for slot in 0..<4 where previous[slot].weight != 0 {
+                            add(bin: previous[slot].bin, from: previous[slot].weight, to: next.weight(of: previous[slot].bin))
+                        }
+                        for slot in 0..<4 where next[slot].weight != 0 && previous.weight(of: next[slot].bin) == 0 {
+                            add(bin: next[slot].bin, from: 0, to: next[slot].weight)
+                        }
+                        if previousOmni != 0 || nextOmni != 0 { add(bin: omniBin, from: previousOmni, to: nextOmni) }
+                    }
+                }
+            }
+            }
+            // A frame of the third-order field is one vector of its 16 components.
+            field.withUnsafeMutableBytes { field in
+                binHarmonics.withUnsafeBytes { harmonics in
+                    let frames = field.bindMemory(to: SIMD16<Float>.self), gains = harmonics.bindMemory(to: SIMD16<Float>.self)
+                    for bin in 0...omniBin where binTouched[bin] {
+                        let row = binned.baseAddress! + bin * chunk, gain = gains[bin]
+                        for frame in 0..<chunk { frames[frame] += gain * row[frame] }
+                        row.update(repeating: 0, count: chunk)
+                        binTouched[bin] = false
+                    }
+                }
+            }
+        }
+    }
+
     /// Writes the emitter's gains into the field at `time` to `target`.
-    /// Within two head radii the directional components fade out, to none
-    /// at the centre, so a source passing through the listener becomes
-    /// omnidirectional rather than jumping sides; over one radius the fade
-    /// was steep enough to step by nearly 1 dB a block at walking pace.
+    /// Within `focusDistance` the directional components fade out.
     private func encode(_ emitter: Emitter, at time: Double) {
         var direction: SIMD3<Double>
         var gain = emitter.gain * emitter.spatialShare
@@ -215,7 +335,7 @@ final class SoundFieldBus {
             direction = toListener * (placement.position(at: time) - listenerPosition)
             let length = (direction * direction).sum().squareRoot()
             gain *= distance.gain(at: length)
-            focus = min(length / (2 * PointSource.headRadius), 1)
+            focus = min(length / Self.focusDistance, 1)
             if length == 0 { direction = SIMD3(0, 0, -1) }
         case .direction(let world):
             direction = toListener * world
@@ -232,12 +352,15 @@ final class SoundFieldBus {
         gainHF < 1 ? HighShelfFilter(gainHF: gainHF, sampleRate: Double(Room.sampleRate)) : nil
     }
 
-    /// Sampling-decoder rows with max-rE weights for `directions`: every row
-    /// sums a field's pressure back exactly, so the speakers add up to the
-    /// source as the ear hears them together.
-    static func samplingDecoder(_ directions: [SIMD3<Double>]) -> [[Float]] {
-        let maxRE = Ambisonics.maxREWeights(order: order)
-        let degree = (0...order).flatMap { n in [Int](repeating: n, count: 2 * n + 1) }
+    /// Each field component's order, in ACN order.
+    static let degrees = (0...order).flatMap { n in [Int](repeating: n, count: 2 * n + 1) }
+
+    /// Sampling-decoder rows for `directions`, with max-rE weights or
+    /// without: every row sums a field's pressure back exactly, so the
+    /// speakers add up to the source as the ear hears them together.
+    static func samplingDecoder(_ directions: [SIMD3<Double>], maxRE weighted: Bool) -> [[Float]] {
+        let maxRE = weighted ? Ambisonics.maxREWeights(order: order) : [Double](repeating: 1, count: order + 1)
+        let degree = degrees
         let scale = 1 / Double(directions.count)
         return directions.map { direction in
             let values = Ambisonics.harmonics(direction: direction, order: order)
@@ -252,7 +375,7 @@ final class SoundFieldBus {
         if layout == .mono { return [[1] + [Float](repeating: 0, count: components - 1)] }
         let speakers = layout.speakers.indices.filter { layout.speakers[$0] != .lowFrequency }
         let virtual = Ambisonics.fibonacciDirections(count: 240)
-        let sampled = samplingDecoder(virtual)
+        let sampled = samplingDecoder(virtual, maxRE: true)
         var rows = [[Double]](repeating: [Double](repeating: 0, count: components), count: layout.channelCount)
         for (direction, row) in zip(virtual, sampled) {
             let azimuth = atan2(direction.x, -direction.z) * 180 / .pi

@@ -15,7 +15,8 @@ final class LoopbackDevice {
     private let device: OpaquePointer
     private let context: OpaquePointer
 
-    init(sampleRate: Int, layout: ChannelLayout, hrtf: Bool) throws {
+    /// - Parameter sources: how many sources the context may hold; OpenAL Soft's default is 256.
+    init(sampleRate: Int, layout: ChannelLayout, hrtf: Bool, sources: Int = 256) throws {
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else {
             throw OpenALError(call: "alcLoopbackOpenDeviceSOFT", code: alcGetError(nil))
         }
@@ -33,6 +34,7 @@ final class LoopbackDevice {
             ALC_OUTPUT_LIMITER_SOFT, ALC_TRUE,
             // One send per source: the room's reverb.
             ALC_MAX_AUXILIARY_SENDS, 1,
+            ALC_MONO_SOURCES, ALCint(sources),
         ]
         if hrtf, let id = Self.hrtfIndex(device: device, sampleRate: sampleRate) {
             attributes += [ALC_HRTF_ID_SOFT, id]

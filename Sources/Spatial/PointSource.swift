@@ -73,6 +73,7 @@ public final class PointSource {
 
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     public func play() throws { try voice.play() }
+    public func stop() throws { try voice.stop() }
 
     /// Where in its audio the source starts when it next plays, in frames.
     public func setPlaybackOffset(frames: Int) throws { try voice.setPlaybackOffset(frames: frames) }

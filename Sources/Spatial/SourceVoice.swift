@@ -51,6 +51,14 @@ final class SourceVoice: OpenALSource {
         }
     }
 
+    /// Stops playing; `play` starts again from the playback offset set before it.
+    func stop() throws {
+        try device.withContext {
+            alSourceStop(name)
+            try OpenALError.check("alSourceStop")
+        }
+    }
+
     /// Sets the low-pass on the direct path and, when there is a slot, on
     /// the send to it. OpenAL copies a filter's values when it is attached,
     /// so one filter object serves both and is deleted afterwards.

@@ -25,13 +25,15 @@ public final class SpatialMixer {
     /// Frames OpenAL delays its output by: the limiter's look-ahead.
     public var latencyFrames: Int { device.latencyFrames }
 
-    /// - Parameter layout: the channels to render; HRTF renders two ears.
-    public init(algorithm: RenderAlgorithm, layout: ChannelLayout, sampleRate: Int = 48_000) throws {
+    /// - Parameters:
+    ///   - layout: the channels to render; HRTF renders two ears.
+    ///   - sources: how many OpenAL sources it may hold at once.
+    public init(algorithm: RenderAlgorithm, layout: ChannelLayout, sampleRate: Int = 48_000, sources: Int = 256) throws {
         precondition(algorithm != .hrtf || layout == .stereo, "HRTF renders two ears")
         precondition(algorithm != .soundField, "the engine pans sound fields itself")
         self.algorithm = algorithm
         self.sampleRate = sampleRate
-        device = try LoopbackDevice(sampleRate: sampleRate, layout: layout, hrtf: algorithm == .hrtf)
+        device = try LoopbackDevice(sampleRate: sampleRate, layout: layout, hrtf: algorithm == .hrtf, sources: sources)
         try setDistanceModel(DistanceModel())
     }
 

@@ -101,11 +101,15 @@ struct OpenALComparison: ParsableCommand {
     @Option(help: "Runs of each; medians are reported.")
     var runs = 3
 
+    @Option(help: "A crowd of moving sources to render against OpenAL's 256; 0 skips it.")
+    var crowd = 1_024
+
     func validate() throws {
         guard FileManager.default.isExecutableFile(atPath: baseline) else {
             throw ValidationError("--baseline \(baseline): no executable there")
         }
-        guard sources.allSatisfy({ (1...4096).contains($0) }) else { throw ValidationError("--sources must be between 1 and 256") }
+        guard sources.allSatisfy({ (1...256).contains($0) }) else { throw ValidationError("--sources must be between 1 and 256") }
+        guard crowd == 0 || (257...4_096).contains(crowd) else { throw ValidationError("--crowd must be 0 or between 257 and 4096") }
         guard seconds >= 1 && seconds <= 600 else { throw ValidationError("--seconds must be between 1 and 600") }
         guard (1...21).contains(runs) else { throw ValidationError("--runs must be between 1 and 21") }
     }
@@ -116,6 +120,11 @@ struct OpenALComparison: ParsableCommand {
             let row = try compare(sources: count, baseline: baseline, seconds: seconds, runs: runs)
             print(String(format: "%7d  %14.4f  %14.4f  %5.3f  %d in %d", row.sources, row.engine, row.baseline, row.ratio,
                          row.allocations, row.blocks))
+        }
+        if crowd > 0 {
+            let row = try compare(sources: crowd, baselineSources: 256, baseline: baseline, seconds: seconds, runs: runs)
+            print(String(format: "%7d  %14.4f  %14.4f  %5.3f  %d in %d  (OpenAL at 256)", row.sources, row.engine, row.baseline,
+                         row.ratio, row.allocations, row.blocks))
         }
     }
 }

@@ -1,0 +1,153 @@
+import Scene
+import Spatial
+
+/// How the renderer scales to crowds of sources.
+///
+/// A room with more point sources than `crowdThreshold` among those that
+/// ask for no algorithm renders them as a crowd: every 100 ms the
+/// `perSourceVoices` loudest at the listener are chosen to play through
+/// OpenAL on their own, and all the others are panned together into the
+/// engine's third-order field, which is decoded once for the route. A
+/// source moving between the two crossfades over 100 ms. Sources below
+/// -80 dB at the listener are not rendered at all.
+public struct LevelOfDetail: Sendable, Equatable {
+    public var crowdThreshold: Int
+    public var perSourceVoices: Int
+
+    public init(crowdThreshold: Int = 64, perSourceVoices: Int = 32) {
+        self.crowdThreshold = crowdThreshold
+        self.perSourceVoices = perSourceVoices
+    }
+
+    public static let standard = LevelOfDetail()
+    /// Every source rendered on its own: the reference a crowd is measured against.
+    public static let full = LevelOfDetail(crowdThreshold: .max, perSourceVoices: 0)
+}
+
+/// The crowd's sources and which of them play on their own.
+final class Crowd {
+    /// The per-source set is chosen again every 100 ms...
+    static let rankingFrames = 4_800
+    /// ...and a source crosses between the two renderings in 100 ms.
+    static let fadeFrames = 4_800
+    /// A source playing on its own keeps its place unless another is 1 dB louder,
+    /// so two sources at nearly the same level do not trade places back and forth.
+    static let hysteresis = 1.122
+
+    struct Member {
+        let point: PointSource
+        /// Its index among the field's crowd emitters.
+        let emitter: Int
+        let placement: Placement
+        let gain: Double
+        let startFrame: Int
+        let frames: Int
+        let loop: Bool
+        let rate: Double
+        /// The part rendered on its own, and where it is heading.
+        var alone = 0.0
+        var target = 0.0
+        var playing = false
+
+        /// Where in its audio the source is at `frame`; nil before it starts or after a single play.
+        func offset(at frame: Int) -> Int? {
+            guard frame >= startFrame, frames > 0 else { return nil }
+            let offset = Int((Double(frame - startFrame) * rate).rounded())
+            if offset < frames { return offset }
+            return loop ? offset % frames : nil
+        }
+    }
+
+    private var members: [Member] = []
+    private let field: SoundFieldBus
+    private let listenerPosition: Position
+    private let distance: DistanceModel
+    private let voices: Int
+    private var nextRanking = 0
+    /// The chosen members' indices, loudest first, and their levels.
+    private var chosen: [Int]
+    private var chosenLevels: [Double]
+
+    init(field: SoundFieldBus, listenerPosition: Position, distance: DistanceModel, voices: Int) {
+        self.field = field
+        self.listenerPosition = listenerPosition
+        self.distance = distance
+        self.voices = voices
+        chosen = [Int](repeating: 0, count: voices)
+        chosenLevels = [Double](repeating: 0, count: voices)
+    }
+
+    var count: Int { members.count }
+
+    func add(_ member: Member) { members.append(member) }
+
+    /// Chooses the first per-source set at `frame` and plays it at once, without fading in.
+    func start(at frame: Int) throws {
+        rank(at: frame)
+        for index in members.indices { members[index].alone = members[index].target }
+        try update(at: frame, frames: 0)
+    }
+
+    /// Moves the crowd to `frame`, about to render `frames` more.
+    func update(at frame: Int, frames: Int) throws {
+        if frame >= nextRanking {
+            rank(at: frame)
+            nextRanking = frame + Self.rankingFrames
+        }
+        let step = Double(frames) / Double(Self.fadeFrames)
+        let time = Double(frame) / Double(Room.sampleRate)
+        try members.withUnsafeMutableBufferPointer { members in
+            for index in members.indices where members[index].alone > 0 || members[index].target > 0 || members[index].playing {
+                let target = members[index].target, before = members[index].alone
+                let alone = target > before ? min(target, before + step) : max(target, before - step)
+                members[index].alone = alone
+                let point = members[index].point
+                if alone > 0 {
+                    try point.setPosition(members[index].placement.position(at: time))
+                    try point.setGain(linear: members[index].gain * alone)
+                    if !members[index].playing {
+                        if let offset = members[index].offset(at: frame) {
+                            try point.setPlaybackOffset(frames: offset)
+                            try point.play()
+                            members[index].playing = true
+                        } else {
+                            members[index].alone = 0
+                            members[index].target = 0
+                        }
+                    }
+                } else if members[index].playing {
+                    try point.stop()
+                    members[index].playing = false
+                }
+                if members[index].alone != before || before > 0 { field.setCrowdShare(1 - members[index].alone, of: members[index].emitter) }
+            }
+        }
+    }
+
+    /// Chooses the `voices` loudest sounding members at the listener.
+    private func rank(at frame: Int) {
+        let time = Double(frame) / Double(Room.sampleRate)
+        var taken = 0
+        for index in members.indices { members[index].target = 0 }
+        guard voices > 0 else { return }
+        for index in members.indices {
+            let member = members[index]
+            guard member.offset(at: frame) != nil else { continue }
+            let offset = member.placement.position(at: time) - listenerPosition
+            var level = member.gain * distance.gain(at: (offset * offset).sum().squareRoot())
+            if member.alone > 0 { level *= Self.hysteresis }
+            guard level > 0, taken < voices || level > chosenLevels[voices - 1] else { continue }
+            // Insertion into the short list, loudest first.
+            var slot = min(taken, voices - 1)
+            while slot > 0 && chosenLevels[slot - 1] < level {
+                chosen[slot] = chosen[slot - 1]
+                chosenLevels[slot] = chosenLevels[slot - 1]
+                slot -= 1
+            }
+            chosen[slot] = index
+            chosenLevels[slot] = level
+            taken = min(taken + 1, voices)
+        }
+        for slot in 0..<taken { members[chosen[slot]].target = 1 }
+    }
+}
