@@ -50,7 +50,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "roombench",
-            dependencies: ["Engine", "Voice", "CAllocationCounter", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Engine", "Voice", "CAllocationCounter", "AudioMeasurements",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         .target(name: "AudioMeasurements", dependencies: ["AudioCore"], path: "Tests/AudioMeasurements"),

@@ -77,13 +77,15 @@ public final class RoomEngine {
     ///     reaches the microphone, as a room would carry it.
     ///   - microphoneIsCapture, outputIsPlayback: what the devices are, for
     ///     the `auto` echo-cancellation mode.
+    ///   - levelOfDetail: when a crowd of sources renders partly in the field.
     public init(room: Room, route: OutputRoute? = nil, microphone: AudioSource?, sink: AudioSink,
-                echoPath: [Float]? = nil, microphoneIsCapture: Bool, outputIsPlayback: Bool) throws {
+                echoPath: [Float]? = nil, microphoneIsCapture: Bool, outputIsPlayback: Bool,
+                levelOfDetail: LevelOfDetail = .standard) throws {
         self.room = room
         let voice = room.scene.voice
-        scene = try RoomPlayer(room: room.only([.scene]), route: route)
+        scene = try RoomPlayer(room: room.only([.scene]), route: route, levelOfDetail: levelOfDetail)
         let talkerRoom = room.only([.voice, .prompt])
-        talkers = talkerRoom.sources.isEmpty ? nil : try RoomPlayer(room: talkerRoom, route: route)
+        talkers = talkerRoom.sources.isEmpty ? nil : try RoomPlayer(room: talkerRoom, route: route, levelOfDetail: levelOfDetail)
         sessionActive = voice != nil
         muted = voice?.muted ?? false
         ducker = Ducker(depthDecibels: voice?.duckingDecibels ?? DuckingLevels()[.default], advanced: voice?.advancedDucking ?? false,

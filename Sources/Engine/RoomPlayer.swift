@@ -17,9 +17,12 @@ public final class RoomPlayer {
     private var fading: (renderer: RoomRenderer, done: Int)?
     private var scratch: [Float]
 
-    public init(room: Room, route: OutputRoute? = nil) throws {
+    public let levelOfDetail: LevelOfDetail
+
+    public init(room: Room, route: OutputRoute? = nil, levelOfDetail: LevelOfDetail = .standard) throws {
         self.room = room
-        renderer = try RoomRenderer(room: room, route: route)
+        self.levelOfDetail = levelOfDetail
+        renderer = try RoomRenderer(room: room, route: route, levelOfDetail: levelOfDetail)
         scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames * renderer.channelCount)
     }
 
@@ -29,7 +32,7 @@ public final class RoomPlayer {
         guard route.layout == renderer.layout else {
             throw RouteChangeError(from: renderer.route, to: route)
         }
-        let next = try RoomRenderer(room: room, route: route, startingAt: renderer.framesRendered)
+        let next = try RoomRenderer(room: room, route: route, startingAt: renderer.framesRendered, levelOfDetail: levelOfDetail)
         fading = (renderer, 0)
         renderer = next
     }

@@ -12,12 +12,18 @@ struct EngineRunCost {
     var steadyBlocks: Int
 }
 
-/// Renders `room` through the room engine for `seconds` and measures the
-/// render blocks only: CPU on this thread, and heap allocations after the
-/// first `warmUp` blocks (where OpenAL Soft starts its voices).
-func measureEngine(_ room: Room, seconds: Double, warmUp: Int = 10) throws -> EngineRunCost {
+/// The room engine rendering `room` with no voice session.
+func measureEngine(_ room: Room, seconds: Double, levelOfDetail: LevelOfDetail) throws -> EngineRunCost {
     let engine = try RoomEngine(room: room, microphone: nil, sink: NullAudioSink(),
-                                microphoneIsCapture: false, outputIsPlayback: false)
+                                microphoneIsCapture: false, outputIsPlayback: false, levelOfDetail: levelOfDetail)
+    return try measureBlocks(of: engine, seconds: seconds)
+}
+
+/// Renders `seconds` of `engine`'s room and measures the render blocks
+/// only: CPU on this thread, and heap allocations after the first `warmUp`
+/// blocks, where OpenAL Soft starts its voices. The control side's drain
+/// of the events runs between blocks, outside the measure.
+func measureBlocks(of engine: RoomEngine, seconds: Double, warmUp: Int = 10) throws -> EngineRunCost {
     let blocks = Int(seconds * 100)
     var cpu = 0.0, allocations = 0
     for block in 0..<blocks {
@@ -25,6 +31,7 @@ func measureEngine(_ room: Room, seconds: Double, warmUp: Int = 10) throws -> En
         try engine.renderBlock()
         cpu += threadCPUSeconds() - started
         if block >= warmUp { allocations += room_allocation_count() - allocated }
+        _ = engine.takeEvents()
     }
     return EngineRunCost(cpuPerAudioSecond: cpu / seconds, steadyAllocations: allocations, steadyBlocks: blocks - warmUp)
 }
@@ -64,14 +71,15 @@ struct ComparisonRow {
 
 /// Measures the engine and the baseline alternately, `runs` times each, so
 /// both see the same machine; the ratio is the median of the runs' ratios.
+/// Sources render alone, as OpenAL's do, unless `levelOfDetail` says otherwise.
 func compare(sources: Int, baselineSources: Int? = nil, baseline executable: String, seconds: Double, runs: Int,
-             room: (Int) -> Room = { OrbitScene.room(sources: $0) }) throws -> ComparisonRow {
+             levelOfDetail: LevelOfDetail = .full) throws -> ComparisonRow {
     var engine: [Double] = [], raw: [Double] = [], ratios: [Double] = []
     var allocations = 0, blocks = 0
-    let scene = room(sources)
+    let scene = OrbitScene.room(sources: sources)
     for _ in 0..<runs {
         let rawCost = try measureBaseline(executable, sources: baselineSources ?? sources, seconds: seconds)
-        let cost = try measureEngine(scene, seconds: seconds)
+        let cost = try measureEngine(scene, seconds: seconds, levelOfDetail: levelOfDetail)
         engine.append(cost.cpuPerAudioSecond)
         raw.append(rawCost)
         ratios.append(cost.cpuPerAudioSecond / rawCost)
@@ -122,7 +130,8 @@ struct OpenALComparison: ParsableCommand {
                          row.allocations, row.blocks))
         }
         if crowd > 0 {
-            let row = try compare(sources: crowd, baselineSources: 256, baseline: baseline, seconds: seconds, runs: runs)
+            let row = try compare(sources: crowd, baselineSources: 256, baseline: baseline, seconds: seconds, runs: runs,
+                                  levelOfDetail: .standard)
             print(String(format: "%7d  %14.4f  %14.4f  %5.3f  %d in %d  (OpenAL at 256)", row.sources, row.engine, row.baseline,
                          row.ratio, row.allocations, row.blocks))
         }

@@ -16,7 +16,7 @@ struct RoomBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roombench",
         abstract: "Measure what the engine's parts cost. Build with -c release.",
-        subcommands: [VoiceChain.self, EngineBlocks.self, OpenALComparison.self]
+        subcommands: [Report.self, OpenALComparison.self, VoiceChain.self, EngineBlocks.self]
     )
 }
 
@@ -58,52 +58,66 @@ struct VoiceChain: ParsableCommand {
     }
 
     func run() throws {
-        let blocks = Int(seconds * 100)
-        let block = MicrophoneUplink.blockFrames
-        // The far end talks in bursts of noise shaped like speech; the
-        // microphone hears its echo, a quieter near talker half the time, and room noise.
-        var generator = NoiseGenerator(seed: 7)
-        func noise() -> Float { generator.next() }
-        var shares: [Double] = []
-        var totalAllocations = 0
-        for _ in 0..<runs {
-            let uplink = try MicrophoneUplink(echoCancellation: true)
-            var far = [Float](repeating: 0, count: block), mic = [Float](repeating: 0, count: block)
-            var out = [Float](repeating: 0, count: block)
-            var echo: Float = 0, cpu = 0.0, allocations = 0
-            for index in 0..<blocks {
-                let farTalks = (index / 150) % 2 == 0, nearTalks = (index / 230) % 2 == 1
-                for sample in 0..<block {
-                    far[sample] = farTalks ? 0.1 * noise() : 0
-                    echo = 0.97 * echo + 0.03 * far[sample]
-                    mic[sample] = 3 * echo + (nearTalks ? 0.05 * noise() : 0) + 0.0005 * noise()
-                }
-                let started = threadCPUSeconds(), allocated = room_allocation_count()
-                _ = far.withUnsafeBufferPointer { far in
-                    mic.withUnsafeBufferPointer { mic in
-                        out.withUnsafeMutableBufferPointer { uplink.process(mic: mic, reference: far, uplink: $0) }
-                    }
-                }
-                allocations += room_allocation_count() - allocated
-                cpu += threadCPUSeconds() - started
-            }
-            shares.append(cpu / seconds * 100)
-            totalAllocations += allocations
-        }
-        shares.sort()
-        let median = shares[shares.count / 2]
+        let cost = try measureVoiceChain(seconds: seconds, runs: runs)
         print(String(format: "voice chain: %.3f%% of one core (median of %d runs of %.0f s; runs %.3f-%.3f%%), %.1f us per 10 ms block",
-                     median, runs, seconds, shares.first!, shares.last!, median / 100 * 10_000))
-        print("voice chain: \(totalAllocations) heap allocations in \(runs * blocks) blocks")
-        if totalAllocations > 0 { throw ExitCode(1) }
+                     cost.median, runs, seconds, cost.lowest, cost.highest, cost.median / 100 * 10_000))
+        print("voice chain: \(cost.allocations) heap allocations in \(cost.blocks) blocks")
+        if cost.allocations > 0 { throw ExitCode(1) }
     }
+}
+
+/// The uplink chain's share of one core, in percent, and its heap allocations.
+struct VoiceChainCost {
+    var median: Double
+    var lowest: Double
+    var highest: Double
+    var allocations: Int
+    var blocks: Int
+}
+
+func measureVoiceChain(seconds: Double, runs: Int) throws -> VoiceChainCost {
+    let blocks = Int(seconds * 100)
+    let block = MicrophoneUplink.blockFrames
+    // The far end talks in bursts of noise shaped like speech; the
+    // microphone hears its echo, a quieter near talker half the time, and room noise.
+    var generator = NoiseGenerator(seed: 7)
+    func noise() -> Float { generator.next() }
+    var shares: [Double] = []
+    var totalAllocations = 0
+    for _ in 0..<runs {
+        let uplink = try MicrophoneUplink(echoCancellation: true)
+        var far = [Float](repeating: 0, count: block), mic = [Float](repeating: 0, count: block)
+        var out = [Float](repeating: 0, count: block)
+        var echo: Float = 0, cpu = 0.0, allocations = 0
+        for index in 0..<blocks {
+            let farTalks = (index / 150) % 2 == 0, nearTalks = (index / 230) % 2 == 1
+            for sample in 0..<block {
+                far[sample] = farTalks ? 0.1 * noise() : 0
+                echo = 0.97 * echo + 0.03 * far[sample]
+                mic[sample] = 3 * echo + (nearTalks ? 0.05 * noise() : 0) + 0.0005 * noise()
+            }
+            let started = threadCPUSeconds(), allocated = room_allocation_count()
+            _ = far.withUnsafeBufferPointer { far in
+                mic.withUnsafeBufferPointer { mic in
+                    out.withUnsafeMutableBufferPointer { uplink.process(mic: mic, reference: far, uplink: $0) }
+                }
+            }
+            allocations += room_allocation_count() - allocated
+            cpu += threadCPUSeconds() - started
+        }
+        shares.append(cpu / seconds * 100)
+        totalAllocations += allocations
+    }
+    shares.sort()
+    return VoiceChainCost(median: shares[shares.count / 2], lowest: shares.first!, highest: shares.last!,
+                          allocations: totalAllocations, blocks: runs * blocks)
 }
 
 struct EngineBlocks: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engine",
-        abstract: "The room engine's render block with a voice session: its share of one core and its heap allocations.",
-        discussion: "It fails if a block allocates other than the first, where every source starts."
+        abstract: "The room engine's render block with moving sources and a voice session: its share of one core and its heap allocations.",
+        discussion: "It fails if a block after the first 10, where OpenAL starts its voices, allocates."
     )
 
     @Option(help: "Point sources in the scene.")
@@ -118,51 +132,31 @@ struct EngineBlocks: ParsableCommand {
     }
 
     func run() throws {
-        var generator = NoiseGenerator(seed: 3)
-        func noise(_ count: Int) -> [Float] { (0..<count).map { _ in generator.next() * 0.1 } }
-        func field(_ id: String) -> FieldLocation { FieldLocation(file: "bench", line: nil, field: id) }
-        // Sources on a circle, looping noise; one remote talker in bursts.
-        let points = (0..<sources).map { index -> RoomSource in
-            let angle = Double(index) / Double(sources) * 2 * .pi
-            return RoomSource(SourceDescription(id: "s\(index)", audioPath: "generated", audioField: field("s\(index)"), mode: .point,
-                                                placement: .fixed(Position(3 * sin(angle), 0, -3 * cos(angle))), loop: true),
-                              audio: AudioBuffer(mono: noise(48_000)))
-        }
-        let talk = (0..<Int(seconds * 48_000)).map { index -> Float in
-            guard (index / 96_000) % 2 == 0 else { return 0 }
-            return Float(sin(Double(index) * 0.03)) * 0.2
-        }
-        let guest = Participant(id: "guest", audioPath: "generated", audioField: field("guest"), position: Position(1, 0, -1))
-        var voice = VoiceDescription()
-        voice.participants = [guest]
-        voice.advancedDucking = true
-        let room = Room(scene: SceneDescription(file: "bench", name: "bench", route: .headphones,
-                                                sources: points.map(\.description), voice: voice),
-                        sources: points + [RoomSource(guest.source, audio: AudioBuffer(mono: talk))])
-        let microphone = PushedAudioSource()
-        let engine = try RoomEngine(room: room, microphone: microphone, sink: NullAudioSink(),
-                                    microphoneIsCapture: true, outputIsPlayback: true)
-        let blocks = Int(seconds * 100)
-        var cpu = 0.0, allocations = 0
-        var allocatingBlocks: [Int] = []
-        allocatingBlocks.reserveCapacity(blocks)
-        for block in 0..<blocks {
-            let started = threadCPUSeconds(), allocated = room_allocation_count()
-            try engine.renderBlock()
-            let made = room_allocation_count() - allocated
-            allocations += made
-            if made > 0 { allocatingBlocks.append(block) }
-            cpu += threadCPUSeconds() - started
-            // The control side's drain, outside the render block.
-            _ = engine.takeEvents()
-        }
-        print(String(format: "engine, %d HRTF sources and a voice session: %.2f%% of one core (%.0f us per 10 ms block)",
-                     sources, cpu / seconds * 100, cpu / Double(blocks) * 1e6))
-        // OpenAL Soft 1.19 allocates a voice when a source starts playing:
-        // blocks where sources start may allocate, the others must not.
-        let steady = allocatingBlocks.filter { $0 != 0 }
-        print("engine: \(allocations) heap allocations, in blocks \(allocatingBlocks.prefix(10).map(String.init).joined(separator: ", "))"
-            + " of \(blocks); block 0 starts every source")
-        if !steady.isEmpty { throw ExitCode(1) }
+        let cost = try measureVoiceSession(sources: sources, seconds: seconds)
+        print(String(format: "engine, %d moving HRTF sources and a voice session: %.2f%% of one core (%.0f us per 10 ms block)",
+                     sources, cost.cpuPerAudioSecond * 100, cost.cpuPerAudioSecond * 1e4))
+        print("engine: \(cost.steadyAllocations) heap allocations in the \(cost.steadyBlocks) blocks after the first 10")
+        if cost.steadyAllocations > 0 { throw ExitCode(1) }
     }
+}
+
+/// The room engine with a voice session: the orbiting sources, a remote
+/// talker in bursts, a pushed microphone with echo cancellation on, and
+/// advanced ducking.
+func measureVoiceSession(sources: Int, seconds: Double) throws -> EngineRunCost {
+    var room = OrbitScene.room(sources: sources)
+    let talk = (0..<Int(seconds * 48_000)).map { index -> Float in
+        guard (index / 96_000) % 2 == 0 else { return 0 }
+        return Float(sin(Double(index) * 0.03)) * 0.2
+    }
+    let guest = Participant(id: "guest", audioPath: "generated", audioField: FieldLocation(file: "bench", line: nil, field: "guest"),
+                            position: Position(1, 0, -1))
+    var voice = VoiceDescription()
+    voice.participants = [guest]
+    voice.advancedDucking = true
+    room.scene.voice = voice
+    room.sources.append(RoomSource(guest.source, audio: AudioBuffer(mono: talk)))
+    let engine = try RoomEngine(room: room, microphone: PushedAudioSource(), sink: NullAudioSink(),
+                                microphoneIsCapture: true, outputIsPlayback: true)
+    return try measureBlocks(of: engine, seconds: seconds)
 }
