@@ -23,6 +23,11 @@ public struct AudioBuffer: Sendable, Equatable {
         self.init(channelCount: 1, interleaved: samples)
     }
 
+    /// Silences corrupt samples, which a decoded float file may hold;
+    /// returns how many there were. See `[Float].silenceCorruptSamples`.
+    @discardableResult
+    public mutating func silenceCorruptSamples() -> Int { samples.silenceCorruptSamples() }
+
     public subscript(frame: Int, channel: Int) -> Float {
         get { samples[frame * channelCount + channel] }
         set { samples[frame * channelCount + channel] = newValue }
@@ -62,5 +67,23 @@ public struct AudioBuffer: Sendable, Equatable {
         _ body: (inout UnsafeMutableBufferPointer<Float>) throws -> R
     ) rethrows -> R {
         try samples.withUnsafeMutableBufferPointer(body)
+    }
+}
+
+extension [Float] {
+    /// No recording is 60 dB louder than full scale: a sample beyond this is corrupt.
+    public static let corruptMagnitude: Float = 1_000
+
+    /// Silences NaN, infinite and absurdly large samples, which would
+    /// poison a resampler's memory or OpenAL's filters and limiter, and with
+    /// them everything after; returns how many there were.
+    @discardableResult
+    public mutating func silenceCorruptSamples() -> Int {
+        var silenced = 0
+        for index in indices where !(abs(self[index]) <= Self.corruptMagnitude) {
+            self[index] = 0
+            silenced += 1
+        }
+        return silenced
     }
 }

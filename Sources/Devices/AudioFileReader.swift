@@ -58,6 +58,9 @@ public enum AudioFileReader {
         guard buffer.frameCount > 0 else {
             throw AudioFileProblem(path: path, reason: "holds no audio frames")
         }
+        // A float file may hold NaN, infinities or absurd values; silenced
+        // here, they never reach a resampler or a filter, whose state they would poison.
+        buffer.silenceCorruptSamples()
         return DecodedAudio(buffer: buffer, sampleRate: sampleRate)
     }
 

@@ -1,3 +1,4 @@
+import AudioCore
 import Devices
 import Voice
 
@@ -49,16 +50,18 @@ public final class MicrophoneUplink {
                 downsample(played, with: referenceDown, into: reference)
                 let frame = chain.process(mic, reference: UnsafeBufferPointer(reference))
                 _ = uplinkUp.process(UnsafeBufferPointer(mic), into: uplink)
+                OutputGuard.sanitize(uplink)
                 return frame
             }
         }
     }
 
-    /// Samples that are not finite count as silence.
+    /// Samples that are not finite count as silence, and louder ones than
+    /// a converter's full scale are clipped to it, as a capture device would.
     private func downsample(_ input: UnsafeBufferPointer<Float>, with resampler: StreamingResampler,
                             into output: UnsafeMutableBufferPointer<Float>) {
         cleaned.withUnsafeMutableBufferPointer { cleaned in
-            for index in 0..<Self.blockFrames { cleaned[index] = input[index].isFinite ? input[index] : 0 }
+            for index in 0..<Self.blockFrames { cleaned[index] = input[index].isFinite ? max(-1, min(1, input[index])) : 0 }
             _ = resampler.process(UnsafeBufferPointer(cleaned), into: output)
         }
     }

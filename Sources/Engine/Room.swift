@@ -122,9 +122,14 @@ public struct RoomSource: Sendable {
     public var fileChannels: Int
     public var fileSampleRate: Int
 
+    /// Corrupt samples in `audio` (NaN, infinite, absurdly loud) are
+    /// silenced: one reaching OpenAL would poison its filters and, through
+    /// its limiter, every source on the same bus from then on.
     public init(_ description: SourceDescription, audio: AudioBuffer, fileChannels: Int? = nil,
                 fileSampleRate: Int = Room.sampleRate) {
         self.description = description
+        var audio = audio
+        audio.silenceCorruptSamples()
         self.audio = audio
         self.fileChannels = fileChannels ?? audio.channelCount
         self.fileSampleRate = fileSampleRate

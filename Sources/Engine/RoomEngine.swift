@@ -106,7 +106,7 @@ public final class RoomEngine {
             guard let source = room.sources.first(where: { $0.description.id == participant.id }) else {
                 throw MissingParticipantError(id: participant.id)
             }
-            return try ParticipantListener(id: participant.id, samples: source.audio.samples)
+            return try ParticipantListener(id: participant.id, samples: source.audio.samples, loop: source.description.loop)
         }
         prompts = room.prompts
         promptQueue.reserveCapacity(16)
@@ -315,15 +315,18 @@ public struct MissingParticipantError: Error, Sendable, CustomStringConvertible 
 struct ParticipantListener {
     let id: String
     private let samples: [Float]
+    /// Whether their audio starts over when it ends, as the room plays it.
+    private let loop: Bool
     private let resampler: StreamingResampler
     private let detector = VoiceActivityDetector()
     private var block = [Float](repeating: 0, count: RoomRenderer.blockFrames)
     private var frame = [Float](repeating: 0, count: VoiceActivityDetector.frameSize)
     private(set) var speaking = false
 
-    init(id: String, samples: [Float]) throws {
+    init(id: String, samples: [Float], loop: Bool) throws {
         self.id = id
         self.samples = samples
+        self.loop = loop
         resampler = try StreamingResampler(from: Room.sampleRate, to: UplinkChain.sampleRate)
     }
 
@@ -332,7 +335,7 @@ struct ParticipantListener {
     mutating func listen(at start: Int) -> Bool? {
         for index in block.indices {
             let position = start + index
-            block[index] = position < samples.count ? samples[position] : 0
+            block[index] = position < samples.count ? samples[position] : loop && !samples.isEmpty ? samples[position % samples.count] : 0
         }
         let decision = block.withUnsafeBufferPointer { block in
             frame.withUnsafeMutableBufferPointer { frame in
