@@ -52,8 +52,12 @@ struct Soak: ParsableCommand {
         var residentAfterWarmUp = 0, residentPeak = 0
         // The frames where each talker starts talking: against their loop, they must not move.
         var starts: [String: [Int]] = [:]
-        // The uplink over 4 s after the first minute and over the last 4 s, to find its delay behind the microphone.
-        let window = 400, earlyWindow = blocksPerMinute..<(blocksPerMinute + window), lateWindow = (blocks - window)..<blocks
+        // The uplink over one turn of the microphone's loop after the first
+        // minute and over the last whole turn at the same phase, to find its delay behind the microphone.
+        let blockFrames = RoomEngine.blockFrames, window = (microphone.count + blockFrames - 1) / blockFrames
+        let turns = ((blocks - blocksPerMinute - window) * blockFrames) / microphone.count
+        let lateStart = (blocksPerMinute * blockFrames + turns * microphone.count) / blockFrames
+        let earlyWindow = blocksPerMinute..<(blocksPerMinute + window), lateWindow = lateStart..<(lateStart + window)
         // Written through before the run (zeros would be left to the kernel's
         // zero pages), so they are resident before memory is first measured.
         var earlyUplink = [Float](repeating: 1, count: window * RoomEngine.blockFrames)
