@@ -77,8 +77,6 @@ final class Crowd {
         chosenLevels = [Double](repeating: 0, count: voices)
     }
 
-    var count: Int { members.count }
-
     func add(_ member: Member) { members.append(member) }
 
     /// Chooses the first per-source set at `frame` and plays it at once, without fading in.
