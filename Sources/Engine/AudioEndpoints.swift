@@ -18,13 +18,15 @@ public protocol AudioSink: AnyObject {
     func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws
 }
 
-/// A recording played as the microphone, then silence.
+/// A recording played as the microphone, then silence, or over and over.
 public final class FileAudioSource: AudioSource {
     private let samples: [Float]
+    private let loop: Bool
     private var position = 0
 
-    public init(samples: [Float]) {
+    public init(samples: [Float], loop: Bool = false) {
         self.samples = samples
+        self.loop = loop && !samples.isEmpty
     }
 
     /// A file of any rate, mixed to mono and converted to 48 kHz.
@@ -36,6 +38,7 @@ public final class FileAudioSource: AudioSource {
         for index in block.indices {
             block[index] = position < samples.count ? samples[position] : 0
             position += 1
+            if loop && position == samples.count { position = 0 }
         }
     }
 }

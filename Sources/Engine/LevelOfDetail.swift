@@ -51,10 +51,7 @@ final class Crowd {
 
         /// Where in its audio the source is at `frame`; nil before it starts or after a single play.
         func offset(at frame: Int) -> Int? {
-            guard frame >= startFrame, frames > 0 else { return nil }
-            let offset = Int((Double(frame - startFrame) * rate).rounded())
-            if offset < frames { return offset }
-            return loop ? offset % frames : nil
+            playbackOffset(at: frame, startFrame: startFrame, rate: rate, frames: frames, loop: loop)
         }
     }
 

@@ -76,11 +76,7 @@ public final class RoomRenderer {
         /// Plays from where it would be at `frame` of the room's timeline;
         /// a voice that would have ended by then stays silent.
         func resume(at frame: Int) throws {
-            var offset = Int((Double(frame - startFrame) * rate).rounded())
-            if offset >= frames {
-                guard loop else { return }
-                offset %= frames
-            }
+            guard let offset = playbackOffset(at: frame, startFrame: startFrame, rate: rate, frames: frames, loop: loop) else { return }
             try sound.setPlaybackOffset(frames: offset)
             try sound.play()
         }

@@ -60,3 +60,13 @@ struct TimelineSamples {
         }
     }
 }
+
+/// Where in a sound `frames` long, starting at `startFrame` of the room's
+/// timeline and played at `rate`, playback is at timeline `frame`: nil
+/// before it starts and after a single play.
+func playbackOffset(at frame: Int, startFrame: Int, rate: Double, frames: Int, loop: Bool) -> Int? {
+    guard frame >= startFrame, frames > 0 else { return nil }
+    let offset = Int((Double(frame - startFrame) * rate).rounded())
+    if offset < frames { return offset }
+    return loop ? offset % frames : nil
+}

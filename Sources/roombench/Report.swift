@@ -132,13 +132,7 @@ enum CrowdError {
         let alone = try azimuths.map { try itd(azimuth: $0, .full) }
         var worst = (degrees: 0.0, azimuth: 0.0)
         for azimuth in azimuths.dropFirst() {
-            let value = try itd(azimuth: azimuth, allInTheField)
-            // The azimuth whose ITD alone is the field's, between the measured ones.
-            var heard = azimuths[azimuths.count - 1]
-            if value <= alone[0] { heard = 0 }
-            for index in 1..<alone.count where value > alone[index - 1] && value <= alone[index] {
-                heard = azimuths[index - 1] + (value - alone[index - 1]) / (alone[index] - alone[index - 1]) * 15
-            }
+            let heard = Measure.azimuth(ofTimeDifference: try itd(azimuth: azimuth, allInTheField), measured: alone, at: azimuths)
             if abs(heard - azimuth) > worst.degrees { worst = (abs(heard - azimuth), azimuth) }
         }
         let room = OrbitScene.room(sources: 1_024)

@@ -44,7 +44,7 @@ struct Soak: ParsableCommand {
             loopFrames[room.sources[index].description.id] = room.sources[index].audio.frameCount
         }
         room.scene.voice?.muted = false
-        let engine = try RoomEngine(room: room, microphone: LoopingAudioSource(samples: microphone), sink: NullAudioSink(),
+        let engine = try RoomEngine(room: room, microphone: FileAudioSource(samples: microphone, loop: true), sink: NullAudioSink(),
                                     microphoneIsCapture: true, outputIsPlayback: true)
 
         let blocks = Int(seconds * 100), blocksPerMinute = 6_000
@@ -142,23 +142,5 @@ struct Soak: ParsableCommand {
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let pages = statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-}
-
-/// A recording that plays over and over as the microphone.
-final class LoopingAudioSource: AudioSource {
-    private let samples: [Float]
-    private var position = 0
-
-    init(samples: [Float]) {
-        precondition(!samples.isEmpty, "a loop needs samples")
-        self.samples = samples
-    }
-
-    func read(into block: UnsafeMutableBufferPointer<Float>) {
-        for index in block.indices {
-            block[index] = samples[position]
-            position = (position + 1) % samples.count
-        }
     }
 }

@@ -48,6 +48,18 @@ public enum Measure {
         return (Double(best - maxLagFrames) + offset) / sampleRate
     }
 
+    /// The direction a time difference says, read against the time
+    /// differences measured at known azimuths (increasing together):
+    /// linear between them, the nearest end beyond them.
+    public static func azimuth(ofTimeDifference value: Double, measured: [Double], at azimuths: [Double]) -> Double {
+        if value <= measured[0] { return azimuths[0] }
+        for index in 1..<measured.count where value <= measured[index] {
+            let fraction = (value - measured[index - 1]) / (measured[index] - measured[index - 1])
+            return azimuths[index - 1] + fraction * (azimuths[index] - azimuths[index - 1])
+        }
+        return azimuths[azimuths.count - 1]
+    }
+
     /// Reverberation time (RT60) from the Schroeder backward integral of a
     /// decay that starts at `samples[0]`: the T20 slope, -5 to -25 dB, times 3.
     public static func reverberationTime(_ samples: [Float], sampleRate: Double = 48_000) -> Double? {

@@ -59,18 +59,9 @@ import Glibc
         let alone = try azimuths.map { try itd($0, .full) }
         print("ITD alone, µs: \(alone.map { Int($0 * 1e6) })")
         #expect(zip(alone, alone.dropFirst()).allSatisfy { $0 < $1 }, "ITD grows towards the side: \(alone)")
-        /// The azimuth whose ITD alone is `value`, between the measured ones.
-        func direction(of value: Double) -> Double {
-            if value <= alone[0] { return azimuths[0] }
-            for index in 1..<alone.count where value <= alone[index] {
-                let fraction = (value - alone[index - 1]) / (alone[index] - alone[index - 1])
-                return azimuths[index - 1] + fraction * (azimuths[index] - azimuths[index - 1])
-            }
-            return azimuths[azimuths.count - 1]
-        }
         for azimuth in azimuths.dropFirst() {
             let fieldITD = try itd(azimuth, Self.allInTheField)
-            let heard = direction(of: fieldITD)
+            let heard = Measure.azimuth(ofTimeDifference: fieldITD, measured: alone, at: azimuths)
             print("field at \(azimuth) degrees: ITD \(Int(fieldITD * 1e6)) µs, heard at \(heard), error \(abs(heard - azimuth))")
             #expect(abs(heard - azimuth) <= 10, "a source at \(azimuth) degrees is heard at \(heard) in the field")
         }
