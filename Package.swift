@@ -19,12 +19,14 @@ let package = Package(
     products: [
         .executable(name: "scenectl", targets: ["scenectl"]),
         .executable(name: "roombench", targets: ["roombench"]),
+        .executable(name: "roomd", targets: ["roomd"]),
         .library(name: "Engine", targets: ["Engine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         systemLibrary("COpenAL", pkgConfig: "openal", apt: ["libopenal-dev", "libopenal-data"]),
@@ -36,14 +38,24 @@ let package = Package(
         /// Counts the process's heap allocations, for the benchmarks' real-time checks.
         .target(name: "CAllocationCounter"),
         .target(name: "Spatial", dependencies: ["COpenAL", "AudioCore"]),
-        .target(name: "Devices", dependencies: ["CSndFile", "CSpeexDSP", "AudioCore"]),
+        .target(name: "Devices", dependencies: ["CPulse", "CSndFile", "CSpeexDSP", "AudioCore"]),
         .target(name: "Scene", dependencies: ["Spatial", "Voice", .product(name: "Yams", package: "Yams")]),
         .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"], swiftSettings: realTimeDSP),
         .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"], swiftSettings: realTimeDSP),
+        .target(name: "Control", dependencies: ["Engine", "Devices", "Scene", "Voice", "Spatial", "AudioCore",
+                                                .product(name: "NIOCore", package: "swift-nio"),
+                                                .product(name: "NIOPosix", package: "swift-nio")]),
+        .executableTarget(
+            name: "roomd",
+            dependencies: [
+                "Control", "Engine", "Devices",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "scenectl",
             dependencies: [
-                "Engine",
+                "Engine", "Control",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -61,5 +73,6 @@ let package = Package(
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Devices", "AudioMeasurements"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Devices", "Voice", "AudioMeasurements"]),
         .testTarget(name: "ScenectlTests", dependencies: ["scenectl", "AudioMeasurements", "Devices"]),
+        .testTarget(name: "RoomdTests", dependencies: ["roomd", "scenectl", "AudioMeasurements", "Devices"]),
     ]
 )

@@ -10,7 +10,8 @@ packages=(
   libspeexdsp-dev                 # resampler, echo canceller, preprocessor
   libsndfile1-dev                 # audio files
   espeak-ng sox                   # demo assets (Tools/make_assets.sh)
-  pulseaudio-utils                # paplay, for hearing the demo when a sound server runs
+  pulseaudio-utils                # paplay, parec, pactl: the demo and the live tests
+  pulseaudio                      # the live tests run roomd against a private server with null sinks
 )
 
 missing=()

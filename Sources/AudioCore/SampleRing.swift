@@ -41,6 +41,12 @@ public final class SampleRing: Sendable {
         return count
     }
 
+    /// Drops the oldest `count` samples held, or all there are. Reader's thread only.
+    public func skip(_ count: Int) {
+        let tail = consumed.load(ordering: .relaxed)
+        consumed.store(tail + min(count, written.load(ordering: .acquiring) - tail), ordering: .releasing)
+    }
+
     /// Drops everything held. Reader's thread only.
     public func clear() {
         consumed.store(written.load(ordering: .acquiring), ordering: .releasing)

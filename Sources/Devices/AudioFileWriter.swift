@@ -83,6 +83,12 @@ public final class AudioFileWriter {
         return Int32(entry)
     }
 
+    /// Keeps the header current after every write, so a file still being
+    /// written (a live recording) reads whole at any moment.
+    public func updateHeaderOnEveryWrite() {
+        if let file { sf_command(file, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE)) }
+    }
+
     public func write(interleaved block: UnsafeBufferPointer<Float>) throws {
         guard let file else { throw SndFileError(call: "sf_writef_float", path: path, reason: "file already closed") }
         let frames = block.count / channelCount

@@ -45,19 +45,30 @@ public final class FileAudioSource: AudioSource {
 
 /// A microphone the app pushes samples into from its own thread; the
 /// engine takes them a block at a time, and silence when they run short.
-public final class PushedAudioSource: AudioSource {
+public final class PushedAudioSource: AudioSource, @unchecked Sendable {
     private let ring: SampleRing
+    /// Samples that may wait: beyond them the oldest are dropped, so a
+    /// device that runs a little fast cannot make the microphone ever later.
+    private let maximumQueued: Int
 
-    /// - Parameter capacity: samples it holds before refusing more; one second by default.
-    public init(capacity: Int = Room.sampleRate) {
+    /// - Parameters:
+    ///   - capacity: samples it holds before refusing more; one second by default.
+    ///   - maximumQueued: samples left waiting after a read, at most; all of them by default.
+    public init(capacity: Int = Room.sampleRate, maximumQueued: Int? = nil) {
         ring = SampleRing(capacity: capacity)
+        self.maximumQueued = maximumQueued ?? capacity
     }
 
     /// Adds samples; returns how many fitted.
     @discardableResult
     public func push(_ samples: UnsafeBufferPointer<Float>) -> Int { ring.write(samples) }
 
+    /// Samples waiting to be read.
+    public var queued: Int { ring.count }
+
     public func read(into block: UnsafeMutableBufferPointer<Float>) {
+        let excess = ring.count - block.count - maximumQueued
+        if excess > 0 { ring.skip(excess) }
         let got = ring.read(into: block)
         for index in got..<block.count { block[index] = 0 }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Spatial
 import Voice
 
 /// Something the engine tells the app, stamped with where on the room's
@@ -31,6 +32,15 @@ public struct EngineEvent: Sendable, Equatable {
         case promptPlayed(id: String, variant: PromptStyle, waited: Double)
         /// A prompt that waited out its timeout while nobody could hear it.
         case promptDropped(id: String, waited: Double)
+        /// The output's route changed, and with it the automatic algorithm.
+        case routeChanged(from: OutputRoute, to: OutputRoute, algorithm: RenderAlgorithm)
+        /// The sound server ran out of audio to play; `total` since the room started.
+        case underrun(total: Int)
+        /// The sound server went away, or came back and the room plays on it again.
+        case serverLost
+        case serverReconnected(afterSeconds: Double)
+        /// A new scene replaced the room.
+        case sceneLoaded(name: String)
     }
 
     /// The event as one line of JSON, as `--events` files hold them.
@@ -49,6 +59,13 @@ public struct EngineEvent: Sendable, Equatable {
             fields += [("event", "promptPlayed"), ("prompt", id), ("variant", variant.rawValue), ("waited", (waited * 1_000).rounded() / 1_000)]
         case .promptDropped(let id, let waited):
             fields += [("event", "promptDropped"), ("prompt", id), ("waited", (waited * 1_000).rounded() / 1_000)]
+        case .routeChanged(let from, let to, let algorithm):
+            fields += [("event", "routeChanged"), ("from", from.rawValue), ("to", to.rawValue), ("algorithm", algorithm.rawValue)]
+        case .underrun(let total): fields += [("event", "underrun"), ("total", total)]
+        case .serverLost: fields.append(("event", "serverLost"))
+        case .serverReconnected(let after):
+            fields += [("event", "serverReconnected"), ("afterSeconds", (after * 1_000).rounded() / 1_000)]
+        case .sceneLoaded(let name): fields += [("event", "sceneLoaded"), ("name", name)]
         }
         // Key order as written, so a person reads time and event first.
         let body = fields.map { key, value in

@@ -20,7 +20,7 @@ public final class RoomEngine {
 
     public let room: Room
     /// Whether the uplink cancels echo, and why.
-    public let echoCancellation: (on: Bool, reason: String)
+    public private(set) var echoCancellation: (on: Bool, reason: String)
     public private(set) var framesRendered = 0
     public var channelCount: Int { scene.channelCount }
     public var renderer: RoomRenderer { scene.renderer }
@@ -62,6 +62,9 @@ public final class RoomEngine {
     private let promptTaps: [ChannelTap]
 
     private var events: [EngineEvent] = []
+    /// What the output played, mono, for the echo reference: live, the
+    /// microphone hears it only after the playback and capture latencies.
+    private let playedDelay: SampleDelay
     private let storage = RealTimeStorage()
     private let master: UnsafeMutableBufferPointer<Float>
     private let talkerMix: UnsafeMutableBufferPointer<Float>
@@ -80,12 +83,14 @@ public final class RoomEngine {
     ///   - levelOfDetail: when a crowd of sources renders partly in the field.
     public init(room: Room, route: OutputRoute? = nil, microphone: AudioSource?, sink: AudioSink,
                 echoPath: [Float]? = nil, microphoneIsCapture: Bool, outputIsPlayback: Bool,
-                levelOfDetail: LevelOfDetail = .standard) throws {
+                levelOfDetail: LevelOfDetail = .standard, startingAt frame: Int = 0) throws {
         self.room = room
         let voice = room.scene.voice
-        scene = try RoomPlayer(room: room.only([.scene]), route: route, levelOfDetail: levelOfDetail)
+        scene = try RoomPlayer(room: room.only([.scene]), route: route, startingAt: frame, levelOfDetail: levelOfDetail)
         let talkerRoom = room.only([.voice, .prompt])
-        talkers = talkerRoom.sources.isEmpty ? nil : try RoomPlayer(room: talkerRoom, route: route, levelOfDetail: levelOfDetail)
+        talkers = talkerRoom.sources.isEmpty ? nil
+            : try RoomPlayer(room: talkerRoom, route: route, startingAt: frame, levelOfDetail: levelOfDetail)
+        framesRendered = frame
         sessionActive = voice != nil
         muted = voice?.muted ?? false
         ducker = Ducker(depthDecibels: voice?.duckingDecibels ?? DuckingLevels()[.default], advanced: voice?.advancedDucking ?? false,
@@ -109,7 +114,7 @@ public final class RoomEngine {
             return try ParticipantListener(id: participant.id, samples: source.audio.samples, loop: source.description.loop)
         }
         prompts = room.prompts
-        promptQueue.reserveCapacity(16)
+        promptQueue.reserveCapacity(Self.promptQueueCapacity)
         promptTaps = ChannelTap.passthrough(channels: 1, to: scene.renderer.layout)
         events.reserveCapacity(1_024)
 
@@ -120,8 +125,9 @@ public final class RoomEngine {
         reference = storage.zeroed(block)
         mic = storage.zeroed(block)
         uplinkSamples = storage.zeroed(block)
+        playedDelay = SampleDelay(maximum: Room.sampleRate, storage: storage)
         if voice != nil {
-            events.append(EngineEvent(frame: 0, kind: .echoCancellation(on: echoCancellation.on, reason: echoCancellation.reason)))
+            events.append(EngineEvent(frame: frame, kind: .echoCancellation(on: echoCancellation.on, reason: echoCancellation.reason)))
         }
     }
 
@@ -173,6 +179,116 @@ public final class RoomEngine {
             throw UnknownPromptError(id: id, known: prompts.map(\.id))
         }
         promptQueue.append((index, framesRendered))
+    }
+
+    // MARK: Live control, on the render thread
+
+    /// Prompts waiting for a style that lets them play; more are refused.
+    public static let promptQueueCapacity = 16
+
+    /// Where a source of the room plays: in the scene's mix or the talkers'.
+    public struct SourceAddress: Sendable, Equatable {
+        public var talkers: Bool
+        /// In that mix's room.
+        public var index: Int
+    }
+
+    /// The source `id`'s address, or nil when the room has none.
+    public func address(of id: String) -> SourceAddress? {
+        if let index = scene.room.sources.firstIndex(where: { $0.description.id == id }) { return SourceAddress(talkers: false, index: index) }
+        if let index = talkers?.room.sources.firstIndex(where: { $0.description.id == id }) { return SourceAddress(talkers: true, index: index) }
+        return nil
+    }
+
+    /// The renderer playing the source at `address`.
+    public func renderer(for address: SourceAddress) -> RoomRenderer {
+        address.talkers ? talkers!.renderer : scene.renderer
+    }
+
+    /// The renderers of both mixes, to crossfade into.
+    public struct Renderers {
+        public let scene: RoomRenderer
+        public let talkers: RoomRenderer?
+    }
+
+    /// Makes renderers for `room` on `route`, to take over at `frame`; off
+    /// the render thread, since opening OpenAL devices allocates.
+    public static func makeRenderers(for room: Room, route: OutputRoute, startingAt frame: Int,
+                                     levelOfDetail: LevelOfDetail = .standard) throws -> Renderers {
+        let talkerRoom = room.only([.voice, .prompt])
+        return Renderers(scene: try RoomRenderer(room: room.only([.scene]), route: route, startingAt: frame, levelOfDetail: levelOfDetail),
+                         talkers: talkerRoom.sources.isEmpty ? nil
+                             : try RoomRenderer(room: talkerRoom, route: route, startingAt: frame, levelOfDetail: levelOfDetail))
+    }
+
+    /// Crossfades both mixes into `renderers`, made for this frame.
+    public func crossfade(to renderers: Renderers) {
+        scene.crossfade(to: renderers.scene)
+        if let next = renderers.talkers { talkers?.crossfade(to: next) }
+    }
+
+    /// Takes the renderers the mixes are done with, so they are freed elsewhere.
+    public var retire: (RoomRenderer) -> Void = { _ in } {
+        didSet {
+            scene.retire = retire
+            talkers?.retire = retire
+        }
+    }
+
+    /// How late the microphone hears what the output plays, in frames: the
+    /// echo reference is delayed by as much, up to one second.
+    public var referenceDelayFrames: Int {
+        get { playedDelay.delay }
+        set { playedDelay.delay = newValue }
+    }
+
+    /// Switches echo cancellation; when it comes on, it learns the echo path anew.
+    public func setEchoCancellation(_ on: Bool, reason: String) {
+        uplink?.chain.cancelsEcho = on
+        echoCancellation = (on, reason)
+        events.append(EngineEvent(frame: framesRendered, kind: .echoCancellation(on: on, reason: reason)))
+    }
+
+    /// Moves and turns the listener in both mixes; only when their renderers turn in place.
+    public func setListener(position: Position, orientation: Orientation) throws {
+        try scene.renderer.setListener(position: position, orientation: orientation)
+        try talkers?.renderer.setListener(position: position, orientation: orientation)
+    }
+
+    /// Whether the listener moves in place in both mixes.
+    public var turnsInPlace: Bool { scene.renderer.turnsInPlace && (talkers?.renderer.turnsInPlace ?? true) }
+
+    /// Sets the custom microphone (nil: the device's) and returns the one it replaces.
+    public func swapAudioSource(_ source: AudioSource?) -> AudioSource? {
+        defer { customSource = source }
+        return customSource
+    }
+
+    /// Sets the custom sink (nil: the device) and returns the one it replaces.
+    public func swapAudioSink(_ sink: AudioSink?) -> AudioSink? {
+        defer { customSink = sink }
+        return customSink
+    }
+
+    /// Whether the room's uplink runs: it has a voice session.
+    public var hasUplink: Bool { uplink != nil }
+
+    /// Plays prompt number `index` of the room; false when too many wait.
+    public func triggerPrompt(index: Int) -> Bool {
+        guard promptQueue.count < Self.promptQueueCapacity else { return false }
+        promptQueue.append((index, framesRendered))
+        return true
+    }
+
+    /// Hands each event since the last call to `body`, oldest first, without allocating.
+    public func drainEvents(_ body: (EngineEvent) -> Void) {
+        for event in events { body(event) }
+        events.removeAll(keepingCapacity: true)
+    }
+
+    /// Adds an event of the live room's own to the engine's stream.
+    public func post(_ kind: EngineEvent.Kind) {
+        if events.count < events.capacity { events.append(EngineEvent(frame: framesRendered, kind: kind)) }
     }
 
     /// The events since the last call, oldest first.
@@ -234,6 +350,7 @@ public final class RoomEngine {
                 for channel in 0..<channels { sum += master[index * channels + channel] }
                 reference[index] = sum / Float(channels)
             }
+            playedDelay.process(reference)
         }
         var anyoneTalking = false
         if let uplink {
@@ -297,6 +414,11 @@ public final class RoomEngine {
 public struct UnknownPromptError: Error, Sendable, CustomStringConvertible {
     public let id: String
     public let known: [String]
+
+    public init(id: String, known: [String]) {
+        self.id = id
+        self.known = known
+    }
 
     public var description: String {
         "no prompt \"\(id)\" in this room" + (known.isEmpty ? "; it has none" : "; it has \(known.joined(separator: ", "))")

@@ -8,7 +8,7 @@ public final class RoomPlayer {
     /// 50 ms: long enough to hide the change of algorithm, short enough not to smear it.
     public static let crossfadeFrames = 2_400
 
-    public let room: Room
+    public var room: Room { renderer.room }
     public private(set) var renderer: RoomRenderer
     public var framesRendered: Int { renderer.framesRendered }
     public var channelCount: Int { renderer.channelCount }
@@ -18,11 +18,13 @@ public final class RoomPlayer {
     private var scratch: [Float]
 
     public let levelOfDetail: LevelOfDetail
+    /// Takes the renderers this player is done with. Live, they go back to
+    /// the control thread to be freed there, never on the render thread.
+    public var retire: (RoomRenderer) -> Void = { _ in }
 
-    public init(room: Room, route: OutputRoute? = nil, levelOfDetail: LevelOfDetail = .standard) throws {
-        self.room = room
+    public init(room: Room, route: OutputRoute? = nil, startingAt frame: Int = 0, levelOfDetail: LevelOfDetail = .standard) throws {
         self.levelOfDetail = levelOfDetail
-        renderer = try RoomRenderer(room: room, route: route, levelOfDetail: levelOfDetail)
+        renderer = try RoomRenderer(room: room, route: route, startingAt: frame, levelOfDetail: levelOfDetail)
         scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames * renderer.channelCount)
     }
 
@@ -32,7 +34,16 @@ public final class RoomPlayer {
         guard route.layout == renderer.layout else {
             throw RouteChangeError(from: renderer.route, to: route)
         }
-        let next = try RoomRenderer(room: room, route: route, startingAt: renderer.framesRendered, levelOfDetail: levelOfDetail)
+        crossfade(to: try RoomRenderer(room: room, route: route, startingAt: renderer.framesRendered, levelOfDetail: levelOfDetail))
+    }
+
+    /// Crossfades into `next`, a renderer of the same layout made elsewhere
+    /// to start where this one is now: for a route, or a room changed in a
+    /// way the playing renderer cannot take in place.
+    public func crossfade(to next: RoomRenderer) {
+        precondition(next.layout == renderer.layout && next.framesRendered == renderer.framesRendered,
+                     "a renderer taking over plays the same channels from the same frame")
+        if let (old, _) = fading { retire(old) }
         fading = (renderer, 0)
         renderer = next
     }
@@ -53,7 +64,12 @@ public final class RoomPlayer {
                 }
             }
         }
-        fading = done + frameCount >= Self.crossfadeFrames ? nil : (old, done + frameCount)
+        if done + frameCount >= Self.crossfadeFrames {
+            fading = nil
+            retire(old)
+        } else {
+            fading = (old, done + frameCount)
+        }
     }
 }
 

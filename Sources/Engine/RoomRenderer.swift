@@ -40,6 +40,13 @@ public final class RoomRenderer {
 
     private let buses: [Bus]
     private let voices: [Voice]
+    /// For each source of the room, its voice when a live change to it
+    /// applies in place (an OpenAL point or bed of its own); nil otherwise.
+    private let liveVoices: [Int?]
+    /// A glide that has taken over a voice's placement, by voice.
+    private var glides: [Glide?]
+    /// Voices stopped by the app: their scheduled start no longer comes.
+    private var held: [Bool]
     private let passthrough: [PassthroughVoice]
     /// Sources the engine pans into a third-order field itself; nil when none asks for `soundField`.
     private let field: SoundFieldBus?
@@ -65,8 +72,10 @@ public final class RoomRenderer {
 
     private struct Voice {
         let sound: any TimelineVoice
-        /// A point source that moves, and its path.
-        let motion: (source: PointSource, path: MotionPath)?
+        /// The voice as a point in the world, and the path it follows when it moves.
+        let point: PointSource?
+        let path: MotionPath?
+        /// Frame on the room's timeline where it starts; `Int.max` while it waits to be told.
         let startFrame: Int
         /// Length of its audio in frames, whether it loops, and how fast it plays.
         let frames: Int
@@ -135,6 +144,7 @@ public final class RoomRenderer {
         }
 
         var voices: [Voice] = []
+        var liveVoices: [Int?] = []
         var passthrough: [PassthroughVoice] = []
         var bypasses: [InHeadBypass] = []
         var choices: [RenderChoice] = []
@@ -142,6 +152,12 @@ public final class RoomRenderer {
             let description = source.description
             let gain = Level.linear(fromDecibels: description.gainDecibels)
             let startFrame = Int((description.start * Double(Room.sampleRate)).rounded())
+            guard description.playing || (source.rendersInPlace && !(crowd != nil && source.isCrowdCandidate)) else {
+                // Rendered from the timeline: it joins the room when it plays, through a new renderer.
+                choices.append(RenderChoice(source, route: route))
+                liveVoices.append(nil)
+                continue
+            }
             if let crowd, source.isCrowdCandidate {
                 choices.append(RenderChoice(algorithm: route.automaticAlgorithm,
                                             reason: "crowd of \(crowdSources) (the loudest \(levelOfDetail.perSourceVoices) alone, the rest in the field)"))
@@ -157,18 +173,18 @@ public final class RoomRenderer {
                 crowd.add(Crowd.Member(point: point, emitter: emitter, placement: description.placement, gain: gain,
                                        startFrame: startFrame, frames: source.audio.frameCount, loop: description.loop,
                                        rate: description.rate))
+                liveVoices.append(nil)
                 continue
             }
             let choice = RenderChoice(source, route: route)
             choices.append(choice)
             let sound: (any TimelineVoice)?
-            var motion: (PointSource, MotionPath)?
+            var point: PointSource?
             var inHead: InHeadBypass.SpatialPart?
-            /// Puts a point where the source starts; a moving one gets its path.
-            func place(_ point: PointSource) throws -> (PointSource, MotionPath)? {
-                try point.setPosition(description.placement.position(at: description.start))
-                if case .moving(let path) = description.placement { return (point, path) }
-                return nil
+            /// Puts a point where the source starts.
+            func place(_ source: PointSource) throws -> PointSource {
+                try source.setPosition(description.placement.position(at: description.start))
+                return source
             }
             switch source.rendering {
             case .passthrough:
@@ -191,22 +207,23 @@ public final class RoomRenderer {
                                              gain: gain * paths.directGain(reverberant: reverberant), directPathHF: paths.directHF)
                 inHead = .field(field, emitter: emitter)
                 if let send = try reverbSend(source.audio.samples, paths: paths) {
-                    motion = try place(send)
+                    point = try place(send)
                     sound = send
                 } else {
                     sound = nil
                 }
             case .point:
-                let point = try bus(choice.algorithm!).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
+                let made = try bus(choice.algorithm!).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
                 let paths = description.paths
-                try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
-                motion = try place(point)
-                inHead = .openAL(point)
-                sound = point
+                try made.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
+                point = try place(made)
+                inHead = .openAL(made)
+                sound = made
             case .bed(.soundField?):
                 let (feeds, directions) = try Self.speakerFeeds(of: source)
                 try soundField().addBed(feeds: feeds, directions: directions, orientation: description.orientation,
                                         startFrame: startFrame, loop: description.loop, rate: description.rate, gain: gain)
+                liveVoices.append(nil)
                 continue
             case .bed:
                 let mixer = try bus(choice.algorithm!).mixer
@@ -223,12 +240,15 @@ public final class RoomRenderer {
                     preconditionFailure("a bed's layout is resolved when its room loads")
                 }
             }
+            liveVoices.append(sound != nil && source.rendersInPlace ? voices.count : nil)
             if let sound {
                 try sound.setGain(linear: gain)
                 try sound.setLooping(description.loop)
                 try sound.setRate(description.rate)
-                voices.append(Voice(sound: sound, motion: motion, startFrame: startFrame, frames: source.audio.frameCount,
-                                    loop: description.loop, rate: description.rate))
+                var path: MotionPath?
+                if case .moving(let motion) = description.placement { path = motion }
+                voices.append(Voice(sound: sound, point: point, path: path, startFrame: description.playing ? startFrame : .max,
+                                    frames: source.audio.frameCount, loop: description.loop, rate: description.rate))
             }
             if description.inHead == .bypass, let inHead {
                 // The copy is heard straight, so it waits out the buses' latency like passthrough.
@@ -245,6 +265,9 @@ public final class RoomRenderer {
         self.latencyFrames = latency
         self.buses = RenderAlgorithm.allCases.compactMap { buses[$0] }
         self.voices = voices
+        self.liveVoices = liveVoices
+        glides = Array(repeating: nil, count: voices.count)
+        held = Array(repeating: false, count: voices.count)
         self.passthrough = passthrough
         self.choices = choices
         startOrder = voices.indices.sorted { voices[$0].startFrame < voices[$1].startFrame }
@@ -345,15 +368,64 @@ public final class RoomRenderer {
 
     private func startVoicesDue(at frame: Int) throws {
         while nextStart < startOrder.count, voices[startOrder[nextStart]].startFrame <= frame {
-            try voices[startOrder[nextStart]].sound.play()
+            if !held[startOrder[nextStart]] { try voices[startOrder[nextStart]].sound.play() }
             nextStart += 1
         }
     }
 
     private func updateMotion(at time: Double) throws {
-        for case let (source, path)? in voices.lazy.map(\.motion) {
-            try source.setPosition(path.position(at: time))
+        for index in voices.indices {
+            guard let point = voices[index].point else { continue }
+            if let glide = glides[index] {
+                try point.setPosition(glide.position(at: framesRendered))
+            } else if let path = voices[index].path {
+                try point.setPosition(path.position(at: time))
+            }
         }
+    }
+
+    // MARK: Live changes, on the render thread
+
+    /// Whether `glide`, `setGain`, `play` and `stop` apply in place to the
+    /// source at `index` (in the room's order). Other sources render from
+    /// the timeline or share a path, and change through a new renderer.
+    public func changesInPlace(source index: Int) -> Bool { liveVoices[index] != nil }
+
+    /// Whether the listener can move in place: nothing the engine renders
+    /// itself depends on where the listener is.
+    public var turnsInPlace: Bool { field == nil && crowd == nil && bypasses.isEmpty }
+
+    /// Moves the source along `glide`, from its next block on.
+    public func glide(source index: Int, _ glide: Glide) {
+        guard let voice = liveVoices[index], voices[voice].point != nil else { return }
+        glides[voice] = glide
+    }
+
+    /// Sets the source's gain; OpenAL ramps it over the next mix.
+    public func setGain(source index: Int, linear gain: Double) throws {
+        guard let voice = liveVoices[index] else { return }
+        try voices[voice].sound.setGain(linear: gain)
+    }
+
+    /// Plays the source from its beginning.
+    public func play(source index: Int) throws {
+        guard let voice = liveVoices[index] else { return }
+        held[voice] = false
+        try voices[voice].sound.stop()
+        try voices[voice].sound.setPlaybackOffset(frames: 0)
+        try voices[voice].sound.play()
+    }
+
+    public func stop(source index: Int) throws {
+        guard let voice = liveVoices[index] else { return }
+        held[voice] = true
+        try voices[voice].sound.stop()
+    }
+
+    /// Moves and turns the listener on every bus; only when `turnsInPlace`.
+    public func setListener(position: Position, orientation: Orientation) throws {
+        precondition(turnsInPlace, "the field and in-head paths take the listener when they are made")
+        for bus in buses { try bus.mixer.setListener(position: position, orientation: orientation) }
     }
 }
 
@@ -405,6 +477,15 @@ extension RoomPaths {
 }
 
 extension RoomSource {
+    /// Rendered by OpenAL as a voice of its own, which live changes reach directly.
+    var rendersInPlace: Bool {
+        switch rendering {
+        case .point(.soundField?), .bed(.soundField?), .passthrough: false
+        case .point: description.inHead != .bypass
+        case .bed: true
+        }
+    }
+
     /// A point source that leaves its algorithm to the route and is heard as a point inside the head.
     var isCrowdCandidate: Bool {
         guard case .point(nil) = rendering else { return false }

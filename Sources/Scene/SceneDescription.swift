@@ -240,12 +240,15 @@ public struct SourceDescription: Sendable {
     /// Point sources only.
     public var inHead: InHeadRendering
     public var category: SourceCategory
+    /// False: the source waits, silent, until it is told to play.
+    public var playing: Bool
 
     public init(id: String, audioPath: String, audioField: FieldLocation, mode: SourceMode,
                 placement: Placement = .fixed(.zero), orientation: Orientation = .identity,
                 gainDecibels: Double = 0, loop: Bool = false, start: Double = 0,
                 rate: Double = 1, paths: RoomPaths = .default, bedLayout: BedLayoutName? = nil,
-                algorithm: SourceAlgorithm = .auto, inHead: InHeadRendering = .mono, category: SourceCategory = .scene) {
+                algorithm: SourceAlgorithm = .auto, inHead: InHeadRendering = .mono, category: SourceCategory = .scene,
+                playing: Bool = true) {
         self.id = id
         self.audioPath = audioPath
         self.audioField = audioField
@@ -261,6 +264,7 @@ public struct SourceDescription: Sendable {
         self.algorithm = algorithm
         self.inHead = inHead
         self.category = category
+        self.playing = playing
     }
 
 }

@@ -115,7 +115,7 @@ final class SceneReader {
 
     private func source(_ node: Node, _ field: String) -> SourceDescription? {
         let allowed = ["id", "file", "mode", "algorithm", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start",
-                       "rate", "reverbBlend", "obstruction", "occlusion", "layout", "inHead", "category"]
+                       "playing", "rate", "reverbBlend", "obstruction", "occlusion", "layout", "inHead", "category"]
         guard let keys = mapping(node, field, allowed: allowed) else { return nil }
         let problemsBefore = issues.count
 
@@ -173,6 +173,7 @@ final class SceneReader {
         let gain = keys["gain"].flatMap { number($0, "\(field).gain", in: -120...24, unit: "dB") } ?? 0
         let loop = keys["loop"].flatMap { bool($0, "\(field).loop") } ?? false
         let start = keys["start"].flatMap { number($0, "\(field).start", in: 0...Self.maximumSeconds, unit: "s") } ?? 0
+        let playing = keys["playing"].flatMap { bool($0, "\(field).playing") } ?? true
         let rate = keys["rate"].flatMap { number($0, "\(field).rate", in: 0.5...2, unit: "") } ?? 1
         var paths = RoomPaths.default
         if mode != .bed && mode != .bypass {
@@ -193,7 +194,7 @@ final class SceneReader {
         let source = SourceDescription(id: id ?? "", audioPath: audio.path, audioField: audio.location, mode: mode,
                                        placement: placement, orientation: turned, gainDecibels: gain, loop: loop, start: start,
                                        rate: rate, paths: paths, bedLayout: bedLayout, algorithm: algorithm, inHead: inHead,
-                                       category: category)
+                                       category: category, playing: playing)
         if let fileNode = keys["file"] {
             inspect(audio.path, node: fileNode, field: "\(field).file") { source.channelProblem($0) }
         }

@@ -33,6 +33,7 @@ public final class AmbienceBed {
     public func setRate(_ rate: Double) throws { try voice.setRate(rate) }
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     public func play() throws { try voice.play() }
+    public func stop() throws { try voice.stop() }
 
     /// Where in its audio the source starts when it next plays, in frames.
     public func setPlaybackOffset(frames: Int) throws { try voice.setPlaybackOffset(frames: frames) }

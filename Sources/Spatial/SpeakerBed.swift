@@ -12,6 +12,8 @@ public final class SpeakerBed {
     static let radius = 10.0
 
     private let voices: [SourceVoice]
+    /// The voices' OpenAL names, for starting and stopping them in one call.
+    private let names: [ALuint]
     /// Unit directions in the bed's own frame, OpenAL axes.
     private let directions: [SIMD3<Double>]
     private unowned let mixer: SpatialMixer
@@ -28,6 +30,7 @@ public final class SpeakerBed {
             try voice.set(AL_ROLLOFF_FACTOR, Float(0), "alSourcef(AL_ROLLOFF_FACTOR)")
             return voice
         }
+        names = voices.map(\.name)
         try updateOrientation()
     }
 
@@ -49,10 +52,16 @@ public final class SpeakerBed {
 
     /// Starts every speaker in the same mix, so they stay sample-aligned.
     public func play() throws {
-        let names = voices.map(\.name)
         try mixer.device.withContext {
             alSourcePlayv(ALsizei(names.count), names)
             try OpenALError.check("alSourcePlayv")
+        }
+    }
+
+    public func stop() throws {
+        try mixer.device.withContext {
+            alSourceStopv(ALsizei(names.count), names)
+            try OpenALError.check("alSourceStopv")
         }
     }
 }

@@ -7,6 +7,8 @@ public protocol TimelineVoice: AnyObject {
     /// Where in its audio it starts when it next plays, in frames.
     func setPlaybackOffset(frames: Int) throws
     func play() throws
+    /// Stops; it plays from its offset again when told to.
+    func stop() throws
 }
 
 extension PointSource: TimelineVoice {}

@@ -24,8 +24,10 @@ public final class UplinkChain {
     }
 
     public var muted = false
-    /// Nil when echo cancellation is off.
-    private let echoCanceller: EchoCanceller?
+    /// Whether the canceller runs. It can be switched while the chain runs:
+    /// switched on, it learns the echo path again.
+    public var cancelsEcho: Bool
+    private let canceller = EchoCanceller()
     private let noiseSuppressor: NoiseSuppressor
     private let detector: VoiceActivityDetector
     private var gain: GainControl
@@ -36,14 +38,12 @@ public final class UplinkChain {
     private var burstIsTalker = false
 
     public init(echoCancellation: Bool) throws {
-        echoCanceller = echoCancellation ? EchoCanceller() : nil
+        cancelsEcho = echoCancellation
         noiseSuppressor = try NoiseSuppressor(frameSize: Self.frameSize, sampleRate: Self.sampleRate)
         detector = VoiceActivityDetector()
         gain = GainControl(frameSize: Self.frameSize, sampleRate: Self.sampleRate)
         mutedTalker = MutedTalkerDetector(frameSeconds: Self.frameSeconds)
     }
-
-    public var cancelsEcho: Bool { echoCanceller != nil }
 
     /// Processes one frame: `frame` holds the microphone and becomes the
     /// uplink; `reference` is what the output played over the same 10 ms.
@@ -51,6 +51,7 @@ public final class UplinkChain {
     public func process(_ frame: UnsafeMutableBufferPointer<Float>, reference: UnsafeBufferPointer<Float>) -> Frame {
         precondition(frame.count == Self.frameSize && reference.count == Self.frameSize, "one 10 ms frame at 16 kHz")
         for index in frame.indices where !frame[index].isFinite { frame[index] = 0 }
+        let echoCanceller = cancelsEcho ? canceller : nil
         echoCanceller?.process(frame, reference: reference)
         // The detector hears the canceller's output before its residual
         // suppression, which silences the room's noise too while the far

@@ -10,8 +10,10 @@ import Spatial
 struct Scenectl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenectl",
-        abstract: "Load, check and render voice-room scenes.",
-        subcommands: [Render.self, ProcessVoice.self]
+        abstract: "Render voice-room scenes offline, and steer a running roomd.",
+        subcommands: [Render.self, ProcessVoice.self, Status.self, Load.self, Move.self, Listener.self, Turn.self, Gain.self,
+                      Play.self, Stop.self, Duck.self, Mute.self, Aec.self, Route.self, Mic.self, Sink.self, Prompt.self,
+                      Events.self, Save.self]
     )
 
     /// Runs the command; usage errors exit with 2, like scene validation errors.

@@ -1,0 +1,86 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// Talks to a running roomd over its control socket.
+public struct ControlClient: Sendable {
+    public let path: String
+
+    public init(path: String = defaultControlSocketPath()) {
+        self.path = path
+    }
+
+    public enum Failure: Error, CustomStringConvertible {
+        case noDaemon(path: String, reason: String)
+        /// The daemon refused the request, saying why.
+        case refused(String)
+        case badReply(String)
+
+        public var description: String {
+            switch self {
+            case .noDaemon(let path, let reason): "no roomd is listening at \(path) (\(reason)); start one with: roomd SCENE"
+            case .refused(let message): message
+            case .badReply(let line): "roomd answered something that is not the protocol: \(line.prefix(200))"
+            }
+        }
+    }
+
+    /// Sends one request and returns its result.
+    public func send(_ request: ControlProtocol.Request) async throws -> [String: Any] {
+        let line = request.line
+        return try await connect { inbound, outbound in
+            try await outbound.write(ByteBuffer(string: line + "\n"))
+            for try await reply in inbound { return UncheckedBox(try Self.result(of: String(buffer: reply))) }
+            throw Failure.badReply("(the connection closed)")
+        }.value
+    }
+
+    /// Subscribes to the room's events and hands each to `body` as its JSON line, until the connection ends.
+    public func events(_ body: @Sendable (String) -> Void) async throws {
+        try await connect { inbound, outbound in
+            try await outbound.write(ByteBuffer(string: ControlProtocol.Request(verb: "events").line + "\n"))
+            var answered = false
+            for try await buffer in inbound {
+                let line = String(buffer: buffer)
+                if !answered {
+                    _ = try Self.result(of: line)
+                    answered = true
+                    continue
+                }
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                      let event = object["event"],
+                      let data = try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+                    throw Failure.badReply(line)
+                }
+                body(String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+
+    private func connect<Result: Sendable>(
+        _ body: (NIOAsyncChannelInboundStream<ByteBuffer>, NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws -> Result
+    ) async throws -> Result {
+        guard FileManager.default.fileExists(atPath: path) else { throw Failure.noDaemon(path: path, reason: "no socket there") }
+        let channel: LineChannel
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(unixDomainSocketPath: path) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder()))
+                        return try LineChannel(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw Failure.noDaemon(path: path, reason: "\(error)")
+        }
+        return try await channel.executeThenClose { inbound, outbound in try await body(inbound, outbound) }
+    }
+
+    private static func result(of line: String) throws -> [String: Any] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], object["ok"] != nil else {
+            throw Failure.badReply(line)
+        }
+        guard object["ok"] as? Bool == true else { throw Failure.refused(object["error"] as? String ?? "refused") }
+        return object["result"] as? [String: Any] ?? [:]
+    }
+}

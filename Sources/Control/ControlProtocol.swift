@@ -1,0 +1,186 @@
+import Engine
+import Foundation
+import Scene
+import Spatial
+import Voice
+
+/// The control protocol: one JSON object per line each way.
+///
+///     -> {"v":1,"verb":"move","args":{"id":"bard","position":[2,0,-1],"overMs":500}}
+///     <- {"v":1,"ok":true,"result":{...}}
+///     <- {"v":1,"ok":false,"error":"no source \"bart\" in this room; it has hearth, bard"}
+///
+/// `events` answers ok, then sends `{"v":1,"event":{...}}` lines until the
+/// client closes. A request of another version is refused, so clients and
+/// daemons of different versions say so instead of guessing.
+public enum ControlProtocol {
+    public static let version = 1
+    /// The longest request line; a longer one is refused and the connection closed.
+    public static let maximumLineBytes = 64 * 1024
+
+    public static let verbs = ["status", "load", "move", "listener", "gain", "play", "stop", "duck", "mute", "aec",
+                               "route", "mic", "sink", "prompt", "events", "save"]
+
+    /// A request line: its verb and arguments.
+    /// Its arguments are JSON values that nobody else holds.
+    public struct Request: @unchecked Sendable {
+        public var verb: String
+        public var args: [String: Any]
+
+        public init(verb: String, args: [String: Any] = [:]) {
+            self.verb = verb
+            self.args = args
+        }
+
+        public var line: String { ControlProtocol.line(["v": ControlProtocol.version, "verb": verb, "args": args]) }
+
+        public init(line: Data) throws {
+            guard let object = try? JSONSerialization.jsonObject(with: line), let fields = object as? [String: Any] else {
+                throw ControlError.refused("malformed request: not a JSON object on one line")
+            }
+            guard let version = fields["v"] as? Int, version == ControlProtocol.version else {
+                throw ControlError.refused("protocol version \(fields["v"].map { "\($0)" } ?? "missing"); this daemon speaks \(ControlProtocol.version)")
+            }
+            guard let verb = fields["verb"] as? String else { throw ControlError.refused("malformed request: no \"verb\"") }
+            guard let args = (fields["args"] ?? [String: Any]()) as? [String: Any] else {
+                throw ControlError.refused("malformed request: \"args\" must be an object")
+            }
+            self.verb = verb
+            self.args = args
+        }
+    }
+
+    public static func ok(_ result: [String: Any] = [:]) -> String { line(["v": version, "ok": true, "result": result]) }
+    public static func error(_ message: String) -> String { line(["v": version, "ok": false, "error": message]) }
+    public static func event(_ event: EngineEvent) -> String { "{\"v\":\(version),\"event\":\(event.jsonLine)}" }
+
+    static func line(_ object: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Runs requests against a room.
+public struct ControlService: Sendable {
+    public let controller: RoomController
+
+    public init(controller: RoomController) {
+        self.controller = controller
+    }
+
+    /// Carries out `request` and returns its result; throws what to tell the client.
+    public func perform(_ request: ControlProtocol.Request) throws -> [String: Any] {
+        let args = Arguments(verb: request.verb, values: request.args)
+        switch request.verb {
+        case "status": return controller.status()
+        case "load": return ["scene": try controller.load(path: try args.string("path"))]
+        case "move":
+            let id = try args.string("id")
+            try controller.move(id, to: try args.position("position"), overMilliseconds: try args.number("overMs", in: 0...600_000) ?? 0)
+            return [:]
+        case "listener":
+            try controller.setListener(position: try args.optionalPosition("position"), yaw: try args.number("yaw", in: -360...360),
+                                       pitch: try args.number("pitch", in: -90...90), roll: try args.number("roll", in: -180...180))
+            return [:]
+        case "gain":
+            try controller.setGain(try args.string("id"), decibels: try args.required(args.number("db", in: -120...24), "db"))
+            return [:]
+        case "play": try controller.play(try args.string("id")); return [:]
+        case "stop": try controller.stop(try args.string("id")); return [:]
+        case "duck":
+            try controller.setDucking(level: try args.choice("level"), advanced: try args.bool("advanced"))
+            return [:]
+        case "mute": try controller.setMuted(try args.required(args.bool("on"), "on")); return [:]
+        case "aec":
+            try controller.setEchoCancellation(try args.required(args.choice("mode"), "mode"))
+            return [:]
+        case "route":
+            let name = try args.string("route")
+            if name == "auto" {
+                try controller.forceRoute(nil)
+            } else {
+                guard let route = OutputRoute(rawValue: name) else {
+                    throw ControlError.refused("route \"\(name)\": expected auto or one of \(OutputRoute.allCases.filter { $0 != .auto }.map(\.rawValue).joined(separator: ", "))")
+                }
+                try controller.forceRoute(route)
+            }
+            return [:]
+        case "mic":
+            let file = try args.string("file")
+            try controller.setMicrophone(file: file == "default" ? nil : file)
+            return [:]
+        case "sink":
+            let record = try args.string("record")
+            try controller.setSink(recordTo: record == "default" ? nil : record)
+            return [:]
+        case "prompt": try controller.triggerPrompt(try args.string("id")); return [:]
+        case "save":
+            let path = try args.string("path")
+            try controller.save(to: path)
+            return ["path": path]
+        default:
+            throw ControlError.unknown("unknown verb \"\(request.verb)\"; the verbs are \(ControlProtocol.verbs.joined(separator: ", "))")
+        }
+    }
+}
+
+/// A request's arguments, each read with a message naming the verb, the field and the value.
+struct Arguments {
+    let verb: String
+    let values: [String: Any]
+
+    func refuse(_ field: String, _ value: Any?, _ reason: String) -> ControlError {
+        .refused("\(verb): \(field): \(value.map { "\($0)" } ?? "missing"): \(reason)")
+    }
+
+    func required<Value>(_ value: Value?, _ field: String) throws -> Value {
+        guard let value else { throw refuse(field, nil, "required") }
+        return value
+    }
+
+    func string(_ field: String) throws -> String {
+        guard let value = values[field] as? String, !value.isEmpty else { throw refuse(field, values[field], "expected text") }
+        return value
+    }
+
+    func number(_ field: String, in range: ClosedRange<Double>) throws -> Double? {
+        guard let raw = values[field] else { return nil }
+        guard !Self.isBoolean(raw), let number = raw as? NSNumber else { throw refuse(field, raw, "expected a number") }
+        let value = number.doubleValue
+        guard value.isFinite, range.contains(value) else {
+            throw refuse(field, raw, "out of range \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+
+    func bool(_ field: String) throws -> Bool? {
+        guard let raw = values[field] else { return nil }
+        guard Self.isBoolean(raw), let value = raw as? Bool else { throw refuse(field, raw, "expected true or false") }
+        return value
+    }
+
+    /// JSON's true and false, which Foundation hands over as numbers of C type char.
+    static func isBoolean(_ raw: Any) -> Bool {
+        if let number = raw as? NSNumber { return String(cString: number.objCType) == "c" }
+        return raw is Bool
+    }
+
+    func choice<Choice: RawRepresentable & CaseIterable>(_ field: String) throws -> Choice? where Choice.RawValue == String {
+        guard let raw = values[field] else { return nil }
+        guard let text = raw as? String, let value = Choice(rawValue: text) else {
+            throw refuse(field, raw, "expected one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+
+    func optionalPosition(_ field: String) throws -> Position? {
+        guard let raw = values[field] else { return nil }
+        guard let numbers = raw as? [NSNumber], numbers.count == 3,
+              numbers.allSatisfy({ $0.doubleValue.isFinite && abs($0.doubleValue) <= 10_000 }) else {
+            throw refuse(field, raw, "expected [x, y, z] in metres, each within 10 km")
+        }
+        return Position(numbers[0].doubleValue, numbers[1].doubleValue, numbers[2].doubleValue)
+    }
+
+    func position(_ field: String) throws -> Position { try required(optionalPosition(field), field) }
+}

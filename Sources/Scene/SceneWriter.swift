@@ -1,0 +1,106 @@
+import Foundation
+import Spatial
+
+/// Writes a scene as a scene file that loads again: what `scenectl save`
+/// keeps of a running room. Audio paths are written relative to the new
+/// file's folder when they lie under it, absolute otherwise.
+public enum SceneWriter {
+    public static func yaml(_ scene: SceneDescription, savedAt path: String) -> String {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().standardizedFileURL.path
+        func file(_ audio: String) -> String {
+            let absolute = URL(fileURLWithPath: audio).standardizedFileURL.path
+            return quoted(absolute.hasPrefix(folder + "/") ? String(absolute.dropFirst(folder.count + 1)) : absolute)
+        }
+        var lines = ["# Saved from a running room.", "version: 1", "name: \(quoted(scene.name))"]
+        if let duration = scene.duration { lines.append("duration: \(number(duration))") }
+        lines.append("output: { route: \(scene.route.rawValue) }")
+        let listener = scene.listenerOrientation
+        lines.append("listener: { position: \(vector(scene.listenerPosition)), yaw: \(number(listener.yaw)), "
+                     + "pitch: \(number(listener.pitch)), roll: \(number(listener.roll)) }")
+        let distance = scene.distance
+        lines.append("distance: { model: \(distance.law.rawValue), reference: \(number(distance.reference)), "
+                     + "maximum: \(number(distance.maximum)), rolloff: \(number(distance.rolloff)) }")
+        if let reverb = scene.reverb { lines.append("reverb: { preset: \(reverb.preset.rawValue), level: \(number(reverb.levelDecibels)) }") }
+        let participants = Set(scene.voice?.participants.map(\.id) ?? [])
+        let sources = scene.sources.filter { !participants.contains($0.id) }
+        lines.append(sources.isEmpty ? "sources: []" : "sources:")
+        for source in sources {
+            lines.append("  - id: \(quoted(source.id))")
+            lines.append("    file: \(file(source.audioPath))")
+            lines.append("    mode: \(source.mode.rawValue)")
+            if source.algorithm != .auto { lines.append("    algorithm: \(source.algorithm.rawValue)") }
+            let headLocked = source.mode == .bypass || source.algorithm == .passthrough
+            if source.mode == .bed {
+                let turn = source.orientation
+                lines.append("    yaw: \(number(turn.yaw))")
+                lines.append("    pitch: \(number(turn.pitch))")
+                lines.append("    roll: \(number(turn.roll))")
+                if let layout = source.bedLayout { lines.append("    layout: \(quoted(layout.rawValue))") }
+            } else if !headLocked {
+                switch source.placement {
+                case .fixed(let position): lines.append("    position: \(vector(position))")
+                case .moving(let path):
+                    lines.append("    motion:")
+                    lines.append("      keyframes:")
+                    for keyframe in path.keyframes {
+                        lines.append("        - { time: \(number(keyframe.time)), position: \(vector(keyframe.position)) }")
+                    }
+                    lines.append("      repeat: \(path.repeats)")
+                }
+                if source.inHead != .mono { lines.append("    inHead: \(source.inHead.rawValue)") }
+                lines.append("    rate: \(number(source.rate))")
+            }
+            if source.mode != .bed && source.mode != .bypass {
+                lines.append("    reverbBlend: \(number(source.paths.reverbBlend))")
+                lines.append("    obstruction: \(number(source.paths.obstruction))")
+                lines.append("    occlusion: \(number(source.paths.occlusion))")
+            }
+            lines.append("    gain: \(number(source.gainDecibels))")
+            lines.append("    loop: \(source.loop)")
+            lines.append("    start: \(number(source.start))")
+            if !source.playing { lines.append("    playing: false") }
+            if source.category != .scene { lines.append("    category: \(source.category.rawValue)") }
+        }
+        if let voice = scene.voice {
+            lines.append("voice:")
+            switch voice.microphone {
+            case .device: lines.append("  mic: default")
+            case .none: lines.append("  mic: none")
+            case .file(let path): lines.append("  mic: \(file(path))")
+            }
+            lines.append("  aec: \(voice.echoCancellation.rawValue)")
+            lines.append("  muted: \(voice.muted)")
+            let levels = voice.duckingLevels
+            lines.append("  ducking: { level: \(voice.duckingLevel.rawValue), advanced: \(voice.advancedDucking), levels: "
+                         + "{ default: \(number(levels.default)), min: \(number(levels.min)), mid: \(number(levels.mid)), max: \(number(levels.max)) } }")
+            if !voice.participants.isEmpty {
+                lines.append("  participants:")
+                for participant in voice.participants {
+                    let position = scene.sources.first { $0.id == participant.id }?.placement.position(at: 0) ?? participant.position
+                    lines.append("    - { id: \(quoted(participant.id)), file: \(file(participant.audioPath)), position: \(vector(position)) }")
+                }
+            }
+        }
+        if !scene.prompts.isEmpty {
+            lines.append("prompts:")
+            for prompt in scene.prompts {
+                lines.append("  - { id: \(quoted(prompt.id)), normal: \(file(prompt.normalPath)), short: \(file(prompt.shortPath)) }")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A JSON string, which YAML reads as the same string whatever it holds.
+    private static func quoted(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+
+    private static func vector(_ position: Position) -> String {
+        "[\(number(position.x)), \(number(position.y)), \(number(position.z))]"
+    }
+}

@@ -1,0 +1,224 @@
+import AudioCore
+import Control
+import Devices
+import Dispatch
+import Engine
+import Foundation
+import Spatial
+import Synchronization
+
+/// Plays the room on PulseAudio, or on the room's own clock while there is
+/// no server, and switches between the two as the server comes and goes.
+///
+/// One of them renders at a time. Everything that opens, closes or
+/// switches runs on one serial queue; the render and capture callbacks
+/// only move samples through the room's rings.
+final class LiveOutput: @unchecked Sendable {
+    let controller: RoomController
+    let targetLatencyFrames: Int
+    /// Where the room's own clock writes when there is no server; nil plays into nothing.
+    let fallbackFile: String?
+    private let queue = DispatchQueue(label: "roomd output")
+    private var connection: PulseConnection?
+    private var playback: PlaybackStream?
+    private var capture: CaptureStream?
+    private var clock: RoomClock?
+    private var lostAt: ContinuousClock.Instant?
+    /// Underruns of streams already closed, and the total last reported.
+    private var earlierUnderruns = 0
+    private var reportedUnderruns = 0
+    private var sinkName = "none"
+    private var timer: DispatchSourceTimer?
+
+    init(controller: RoomController, targetLatencyFrames: Int, fallbackFile: String?) {
+        self.controller = controller
+        self.targetLatencyFrames = targetLatencyFrames
+        self.fallbackFile = fallbackFile
+        // The output lives as long as the daemon.
+        controller.onLayoutChange = { _ in self.queue.async { self.reopenPlayback() } }
+        controller.outputStatus = { self.queue.sync { self.status() } }
+    }
+
+    /// Starts on `connection`, or on the room's clock when there is none.
+    func start(connection: PulseConnection?) {
+        queue.sync {
+            if let connection {
+                play(on: connection)
+            } else {
+                startClock(file: fallbackFile)
+            }
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+            timer.setEventHandler { self.tick() }
+            timer.resume()
+            self.timer = timer
+        }
+    }
+
+    // MARK: On the queue
+
+    private func play(on connection: PulseConnection) {
+        self.connection = connection
+        connection.onLost = { self.queue.async { self.lost() } }
+        do {
+            try connection.subscribeToRouteChanges { self.queue.async { self.followDefaultSink() } }
+            followDefaultSink()
+            reopenPlayback()
+            capture = try CaptureStream(connection: connection, name: "Room microphone", role: "phone",
+                                        sampleRate: Room.sampleRate, fragmentFrames: RoomEngine.blockFrames) { [microphone = controller.deviceMicrophone] in
+                microphone.push($0)
+            }
+        } catch {
+            FileHandle.standardError.write(Data("roomd: \(error)\n".utf8))
+        }
+    }
+
+    /// Follows the default sink: its route, and the stream moves with it.
+    private func followDefaultSink() {
+        guard let connection, let sink = try? connection.defaultSink() else { return }
+        sinkName = sink.name
+        try? controller.deviceChanged(to: OutputRoute(sink: sink))
+    }
+
+    private func reopenPlayback() {
+        guard let connection else { return }
+        if let playback {
+            earlierUnderruns += playback.underruns
+            playback.close()
+        }
+        let channels = controller.channelLayout.channelCount
+        do {
+            playback = try PlaybackStream(connection: connection, name: "Room", role: controller.hasVoiceSession ? "phone" : "game",
+                                          channels: channels, sampleRate: Room.sampleRate,
+                                          targetLatencyFrames: targetLatencyFrames) { [live = controller.live] buffer in
+                live.render(into: buffer, channels: channels)
+            }
+        } catch {
+            playback = nil
+            FileHandle.standardError.write(Data("roomd: cannot open playback: \(error)\n".utf8))
+        }
+    }
+
+    /// The server went away: the room plays on its own clock and tries to get back.
+    private func lost() {
+        guard connection != nil else { return }
+        lostAt = .now
+        closePulse()
+        controller.post(.serverLost)
+        FileHandle.standardError.write(Data("roomd: lost the PulseAudio server; the room plays on its own clock and reconnects when it can\n".utf8))
+        startClock(file: nil)
+    }
+
+    private func closePulse() {
+        if let playback { earlierUnderruns += playback.underruns }
+        playback?.close()
+        capture?.close()
+        connection?.close()
+        playback = nil
+        capture = nil
+        connection = nil
+    }
+
+    private func tick() {
+        if connection == nil, let lostAt {
+            guard let connection = try? PulseConnection(applicationName: "roomd", iconName: "audio-card", timeout: .milliseconds(500)) else { return }
+            clock?.stop()
+            clock = nil
+            play(on: connection)
+            self.lostAt = nil
+            let after = ContinuousClock.now - lostAt
+            controller.post(.serverReconnected(afterSeconds: Double(after.components.seconds) + Double(after.components.attoseconds) * 1e-18))
+            FileHandle.standardError.write(Data("roomd: PulseAudio is back; playing on it again\n".utf8))
+            return
+        }
+        guard let playback else { return }
+        let underruns = earlierUnderruns + playback.underruns
+        if underruns > reportedUnderruns {
+            reportedUnderruns = underruns
+            controller.post(.underrun(total: underruns))
+        }
+        // The microphone hears a block after it has gone through the
+        // playback buffer and come back through the capture buffer.
+        if let played = playback.latencyFrames() {
+            let captured = max(0, capture?.latencyFrames() ?? 0)
+            let delay = played + captured + controller.deviceMicrophone.queued - RoomEngine.blockFrames / 2
+            controller.setReferenceDelay(frames: max(0, delay))
+        }
+    }
+
+    private func startClock(file: String?) {
+        clock = RoomClock(live: controller.live, file: file)
+        clock?.start()
+    }
+
+    private func status() -> [String: Any] {
+        var result: [String: Any] = ["server": connection != nil ? "pulseaudio" : "none (the room's own clock)", "device": sinkName]
+        if let playback {
+            result["underruns"] = earlierUnderruns + playback.underruns
+            if let frames = playback.latencyFrames() { result["latencyMs"] = Double(frames) / 48 }
+            if let attributes = playback.bufferAttributes { result["bufferMs"] = Double(attributes.targetFrames) / 48 }
+        } else {
+            result["underruns"] = earlierUnderruns
+        }
+        return result
+    }
+}
+
+/// Renders the room in real time on a thread of its own, for when there is
+/// no sound server: into a WAV file, or into nothing.
+final class RoomClock: @unchecked Sendable {
+    private let live: LiveRoom
+    private let file: String?
+    private var thread: Thread?
+    private let done = DispatchSemaphore(value: 0)
+    private let running = Atomic<Bool>(false)
+
+    init(live: LiveRoom, file: String?) {
+        self.live = live
+        self.file = file
+    }
+
+    func start() {
+        running.store(true, ordering: .releasing)
+        let thread = Thread { [self] in run() }
+        thread.name = "room clock"
+        thread.start()
+        self.thread = thread
+    }
+
+    /// Stops and waits for the clock's last block.
+    func stop() {
+        running.store(false, ordering: .releasing)
+        done.wait()
+    }
+
+    private func run() {
+        defer { done.signal() }
+        let channels = live.channelCount
+        var writer: AudioFileWriter?
+        if let file {
+            do {
+                writer = try AudioFileWriter(path: file, format: .wavFloat, channelCount: channels, sampleRate: Room.sampleRate)
+                writer?.updateHeaderOnEveryWrite()
+            } catch {
+                FileHandle.standardError.write(Data("roomd: cannot write \(file): \(error); the room plays into nothing\n".utf8))
+            }
+        }
+        let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: RoomEngine.blockFrames * ChannelLayout.surround71.channelCount)
+        defer { block.deallocate() }
+        let period = Duration.milliseconds(10)
+        var next = ContinuousClock.now
+        while running.load(ordering: .acquiring) {
+            let now = live.channelCount
+            let slice = UnsafeMutableBufferPointer(rebasing: block[0..<(RoomEngine.blockFrames * now)])
+            live.render(into: slice, channels: now)
+            // A file keeps the channels it was opened with.
+            if now == channels { try? writer?.write(interleaved: UnsafeBufferPointer(slice)) }
+            next += period
+            // Behind by more than a block: catch up on the clock, not in a burst.
+            if ContinuousClock.now - next > period { next = .now }
+            Thread.sleep(forTimeInterval: max(0, (next - .now) / .seconds(1)))
+        }
+        try? writer?.close()
+    }
+}

@@ -1,0 +1,302 @@
+import ArgumentParser
+import Control
+import Dispatch
+import Foundation
+import Scene
+import Spatial
+import Voice
+
+/// What every verb that steers a running roomd takes.
+struct DaemonOptions: ParsableArguments {
+    @Option(help: "roomd's control socket (default: $XDG_RUNTIME_DIR/roomd.sock).")
+    var socket: String?
+
+    @Flag(help: "Print the daemon's answer as JSON.")
+    var json = false
+
+    var client: ControlClient { ControlClient(path: socket ?? defaultControlSocketPath()) }
+}
+
+enum Switch: String, ExpressibleByArgument, CaseIterable {
+    case on, off
+    var isOn: Bool { self == .on }
+}
+
+extension DuckingLevel: ExpressibleByArgument {}
+extension EchoCancellationMode: ExpressibleByArgument {}
+
+/// A verb sent to roomd: the request, and how a person reads its answer.
+protocol DaemonVerb: ParsableCommand {
+    var daemon: DaemonOptions { get }
+    func request() throws -> ControlProtocol.Request
+    func describe(_ result: [String: Any]) -> String
+}
+
+extension DaemonVerb {
+    func describe(_ result: [String: Any]) -> String { "ok" }
+
+    func run() throws {
+        let request = try request()
+        let result = try waitFor { [client = daemon.client] in UncheckedResult(try await client.send(request)) }.value
+        if daemon.json {
+            let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print(describe(result))
+        }
+    }
+}
+
+/// The daemon's answer, carried back to the main thread.
+struct UncheckedResult: @unchecked Sendable {
+    let value: [String: Any]
+    init(_ value: [String: Any]) { self.value = value }
+}
+
+/// Runs `body` to the end from synchronous code; its error ends the command with status 1.
+func waitFor<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
+    let done = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var outcome: Result<Value, Error>?
+    Task {
+        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    switch outcome! {
+    case .success(let value): return value
+    case .failure(let error):
+        FileHandle.standardError.write(Data("scenectl: \(error)\n".utf8))
+        throw ExitCode.failure
+    }
+}
+
+/// An absolute path: the daemon runs in another folder.
+func absolute(_ path: String) -> String {
+    URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path
+}
+
+/// `X,Y,Z` or three numbers.
+func position(_ values: [Double], _ name: String) throws -> Position {
+    guard values.count == 3, values.allSatisfy(\.isFinite) else { throw ValidationError("\(name): expected three numbers X Y Z in metres") }
+    return Position(values[0], values[1], values[2])
+}
+
+struct Status: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Show the running room: route, algorithms, sources, ducking, mute, latency, underruns.")
+    @OptionGroup var daemon: DaemonOptions
+
+    func request() -> ControlProtocol.Request { .init(verb: "status") }
+
+    func describe(_ result: [String: Any]) -> String {
+        var lines = ["\(result["scene"] ?? "?") at \(result["time"] ?? "?") s on \(result["server"] ?? "?") (\(result["device"] ?? "?"))"]
+        let forced = result["routeForced"] as? Bool == true ? " (forced)" : ""
+        lines.append("route: \(result["route"] ?? "?")\(forced), \(result["channels"] ?? "?") channels, algorithm \(result["algorithm"] ?? "?")")
+        if let latency = result["latencyMs"] as? Double {
+            lines.append(String(format: "latency: %.1f ms, underruns: %@", latency, "\(result["underruns"] ?? 0)"))
+        } else {
+            lines.append("underruns: \(result["underruns"] ?? 0)")
+        }
+        if let ducking = result["ducking"] as? [String: Any] {
+            lines.append("ducking: \(ducking["level"] ?? "?") (\(ducking["depth"] ?? "?") dB), advanced \(ducking["advanced"] as? Bool == true ? "on" : "off")")
+            lines.append("muted: \(result["muted"] as? Bool == true ? "yes" : "no")")
+            if let aec = result["aec"] as? [String: Any] { lines.append("aec: \(aec["mode"] ?? "?") (\(aec["on"] as? Bool == true ? "on" : "off"))") }
+        } else {
+            lines.append("no voice session")
+        }
+        lines.append("prompt style: \(result["promptStyle"] ?? "?")")
+        lines.append("microphone: \(result["microphone"] ?? "?"), sink: \(result["sink"] ?? "?")")
+        for source in result["sources"] as? [[String: Any]] ?? [] {
+            var line = "  \(source["id"] ?? "?"): \(source["mode"] ?? "?") via \(source["algorithm"] ?? "?"), gain \(source["gain"] ?? 0) dB"
+            if let position = source["position"] as? [Double] {
+                line += String(format: ", at [%.2f, %.2f, %.2f]", position[0], position[1], position[2])
+            }
+            if source["playing"] as? Bool == false { line += ", stopped" }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+struct Load: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Replace the running room with a scene; one that fails validation leaves the room as it is.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The scene file.") var scene: String
+
+    func request() -> ControlProtocol.Request { .init(verb: "load", args: ["path": absolute(scene)]) }
+    func describe(_ result: [String: Any]) -> String { "loaded \(result["scene"] ?? scene)" }
+}
+
+struct Move: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Move a point source, at once or gliding. Options first, then -- before negative numbers: move bard --over 500 -- -2 0 1")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The source's id.") var id: String
+    @Argument(help: "X Y Z in metres (+X right, +Y up, -Z ahead).") var coordinates: [Double]
+    @Option(help: "Glide there over this many milliseconds.") var over: Double = 0
+
+    func validate() throws {
+        _ = try position(coordinates, "position")
+        guard over.isFinite, (0...600_000).contains(over) else { throw ValidationError("--over \(over): expected 0 to 600000 ms") }
+    }
+
+    func request() throws -> ControlProtocol.Request {
+        let at = try position(coordinates, "position")
+        return .init(verb: "move", args: ["id": id, "position": [at.x, at.y, at.z], "overMs": over])
+    }
+}
+
+struct Listener: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Move or turn the listener; what is not given stays.")
+    @OptionGroup var daemon: DaemonOptions
+    @Option(parsing: .upToNextOption, help: "X Y Z in metres.") var position: [Double] = []
+    @Option(help: "Degrees, +90 faces right.") var yaw: Double?
+    @Option(help: "Degrees, +90 faces up.") var pitch: Double?
+    @Option(help: "Degrees.") var roll: Double?
+
+    func validate() throws {
+        if !position.isEmpty { _ = try scenectl.position(position, "--position") }
+        guard !position.isEmpty || yaw != nil || pitch != nil || roll != nil else {
+            throw ValidationError("give --position, --yaw, --pitch or --roll")
+        }
+    }
+
+    func request() throws -> ControlProtocol.Request {
+        var args: [String: Any] = [:]
+        if !position.isEmpty { args["position"] = position }
+        if let yaw { args["yaw"] = yaw }
+        if let pitch { args["pitch"] = pitch }
+        if let roll { args["roll"] = roll }
+        return .init(verb: "listener", args: args)
+    }
+}
+
+struct Turn: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Turn the listener: yaw, and optionally pitch and roll, in degrees.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "Degrees, +90 faces right.") var yaw: Double
+    @Argument(help: "Degrees.") var pitch: Double?
+    @Argument(help: "Degrees.") var roll: Double?
+
+    func request() -> ControlProtocol.Request {
+        var args: [String: Any] = ["yaw": yaw]
+        if let pitch { args["pitch"] = pitch }
+        if let roll { args["roll"] = roll }
+        return .init(verb: "listener", args: args)
+    }
+}
+
+struct Gain: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Set a source's gain in dB.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The source's id.") var id: String
+    @Argument(help: "Gain in dB, -120 to 24.") var decibels: Double
+
+    func validate() throws {
+        guard decibels.isFinite, (-120...24).contains(decibels) else { throw ValidationError("gain \(decibels): expected -120 to 24 dB") }
+    }
+
+    func request() -> ControlProtocol.Request { .init(verb: "gain", args: ["id": id, "db": decibels]) }
+}
+
+struct Play: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Play a source from its beginning.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The source's id.") var id: String
+    func request() -> ControlProtocol.Request { .init(verb: "play", args: ["id": id]) }
+}
+
+struct Stop: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Stop a source.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The source's id.") var id: String
+    func request() -> ControlProtocol.Request { .init(verb: "stop", args: ["id": id]) }
+}
+
+struct Duck: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Set how the scene ducks under voice.")
+    @OptionGroup var daemon: DaemonOptions
+    @Option(help: "default, min, mid or max.") var level: DuckingLevel?
+    @Option(help: "on: duck only while someone talks; off: hold the depth through the session.") var advanced: Switch?
+
+    func validate() throws {
+        guard level != nil || advanced != nil else { throw ValidationError("give --level, --advanced or both") }
+    }
+
+    func request() -> ControlProtocol.Request {
+        var args: [String: Any] = [:]
+        if let level { args["level"] = level.rawValue }
+        if let advanced { args["advanced"] = advanced.isOn }
+        return .init(verb: "duck", args: args)
+    }
+}
+
+struct Mute: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Mute the microphone's uplink; detection keeps running to tell a muted talker.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "on or off.") var state: Switch
+    func request() -> ControlProtocol.Request { .init(verb: "mute", args: ["on": state.isOn]) }
+}
+
+struct Aec: DaemonVerb {
+    static let configuration = CommandConfiguration(commandName: "aec", abstract: "Switch echo cancellation: on, off or auto.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "on, off or auto.") var mode: EchoCancellationMode
+    func request() -> ControlProtocol.Request { .init(verb: "aec", args: ["mode": mode.rawValue]) }
+}
+
+struct Route: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Force a route, or follow the device again with auto.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "auto, headphones, headset, speakers, builtInSpeakers, externalSpeakers, surround51, surround71 or mono.")
+    var route: OutputRoute
+    func request() -> ControlProtocol.Request { .init(verb: "route", args: ["route": route.rawValue]) }
+}
+
+struct Mic: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Take the microphone from a recording (looping), or from the device again with default.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "default, or an audio file.") var source: String
+    func request() -> ControlProtocol.Request { .init(verb: "mic", args: ["file": source == "default" ? source : absolute(source)]) }
+}
+
+struct Sink: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Play the room into a WAV file instead of the device (sink record FILE), or on the device again (sink default).")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "default, or record.") var target: String
+    @Argument(help: "The WAV file, after record.") var file: String?
+
+    func validate() throws {
+        switch (target, file) {
+        case ("default", nil), ("record", _?): break
+        default: throw ValidationError("expected: sink default, or sink record FILE")
+        }
+    }
+
+    func request() -> ControlProtocol.Request { .init(verb: "sink", args: ["record": file.map(absolute) ?? "default"]) }
+}
+
+struct Prompt: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Play a prompt in the variant the prompt style allows.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The prompt's id.") var id: String
+    func request() -> ControlProtocol.Request { .init(verb: "prompt", args: ["id": id]) }
+}
+
+struct Save: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Write the room as it is now as a scene file that loads again.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The scene file to write.") var file: String
+    func request() -> ControlProtocol.Request { .init(verb: "save", args: ["path": absolute(file)]) }
+    func describe(_ result: [String: Any]) -> String { "saved \(result["path"] ?? file)" }
+}
+
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the room's events as JSON lines until interrupted.")
+    @OptionGroup var daemon: DaemonOptions
+
+    func run() throws {
+        try waitFor { [client = daemon.client] in
+            // Unbuffered, so a pipe sees each event as it happens.
+            try await client.events { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        }
+    }
+}

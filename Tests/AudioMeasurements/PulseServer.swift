@@ -1,0 +1,188 @@
+import Foundation
+
+/// A private PulseAudio daemon for tests, with null sinks in place of
+/// sound cards. It lives in its own runtime directory and HOME, so it never
+/// touches a user's real server; clients reach it through `PULSE_SERVER`.
+public final class PulseServer: @unchecked Sendable {
+    /// A `module-null-sink`: float32le at 48 kHz, with optional extra arguments.
+    public struct NullSink: Sendable {
+        public let name: String
+        public let arguments: String
+
+        public init(_ name: String, _ arguments: String = "") {
+            self.name = name
+            self.arguments = arguments
+        }
+    }
+
+    /// Headphones (the default sink), speakers, a 5.1 device, and `mic_feed`,
+    /// whose monitor `mic_feed.monitor` is the default source: a virtual
+    /// microphone that hears whatever is played into `mic_feed`.
+    public static let standardSinks = [
+        NullSink("phones", "sink_properties='device.form_factor=headphone device.description=Phones'"),
+        NullSink("speakers", "sink_properties='device.form_factor=speaker device.description=Speakers'"),
+        NullSink("surround", "channels=6 channel_map=front-left,front-right,front-center,lfe,rear-left,rear-right"),
+        NullSink("mic_feed", "sink_properties=device.description=Microphone"),
+    ]
+
+    /// Whether the daemon and its command-line clients are installed.
+    public static var isAvailable: Bool { executable("pulseaudio") != nil && executable("pactl") != nil }
+
+    /// The runtime directory (mode 0700); HOME, the script and the log are in it too.
+    public let directory: String
+    /// What clients put in `PULSE_SERVER`: "unix:<directory>/pulse/native".
+    public let serverAddress: String
+    /// This process's environment pointed at the private server, for child processes.
+    public let environment: [String: String]
+    private let script: String
+    private var daemon: Child?
+
+    public init(sinks: [NullSink] = standardSinks, defaultSink: String = "phones",
+                defaultSource: String = "mic_feed.monitor") throws {
+        // A short path: the socket's must fit in sockaddr_un (108 bytes).
+        directory = "/tmp/pulse-test-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: directory + "/home", withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
+        serverAddress = "unix:\(directory)/pulse/native"
+        environment = ProcessInfo.processInfo.environment.merging([
+            "XDG_RUNTIME_DIR": directory,
+            "PULSE_RUNTIME_PATH": directory + "/pulse",
+            "HOME": directory + "/home",
+            "PULSE_SERVER": serverAddress,
+        ]) { $1 }
+
+        let lines = ["load-module module-native-protocol-unix auth-anonymous=1"]
+            + sinks.map { "load-module module-null-sink sink_name=\($0.name) format=float32le rate=48000 \($0.arguments)" }
+            + ["set-default-sink \(defaultSink)", "set-default-source \(defaultSource)"]
+        script = directory + "/test.pa"
+        try lines.joined(separator: "\n").write(toFile: script, atomically: true, encoding: .utf8)
+        try start()
+    }
+
+    deinit {
+        kill()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Starts the daemon again after `stop()` or `kill()`, at the same address.
+    public func restart() throws {
+        kill()
+        try start()
+    }
+
+    /// Ends the daemon gracefully (SIGTERM) and waits for it.
+    public func stop() { end(SIGTERM) }
+
+    /// Ends the daemon abruptly (SIGKILL), as a crash would, and waits for it.
+    public func kill() { end(SIGKILL) }
+
+    /// Runs `pactl` against this server; its standard output.
+    @discardableResult
+    public func pactl(_ arguments: String...) throws -> String {
+        try run("pactl", arguments)
+    }
+
+    /// Runs `tool` against this server and returns its standard output;
+    /// throws when it exits with an error.
+    @discardableResult
+    public func run(_ tool: String, _ arguments: [String]) throws -> String {
+        let output = directory + "/\(URL(fileURLWithPath: tool).lastPathComponent)-\(UUID().uuidString).out"
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let child = try spawn(tool, arguments, output: output, errors: output + ".errors")
+        let status = child.wait()
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            let problems = (try? String(contentsOfFile: output + ".errors", encoding: .utf8)) ?? ""
+            throw PulseServerError("\(tool) \(arguments.joined(separator: " ")) exited with \(status): \(problems)")
+        }
+        try? FileManager.default.removeItem(atPath: output + ".errors")
+        return text
+    }
+
+    /// Starts `tool` (a path, or found on PATH) against this server, with its standard
+    /// streams from and to files.
+    ///
+    /// With posix_spawn rather than Foundation's Process, for two reasons:
+    /// the daemon closes the descriptors it inherits, which Process takes
+    /// for its exit, blocking its monitor thread in waitpid and hanging every
+    /// later Process; and the child must not inherit the signal mask of the
+    /// test's thread (libdispatch's threads block SIGTERM and SIGINT).
+    public func spawn(_ tool: String, _ arguments: [String], input: String = "/dev/null",
+                      output: String = "/dev/null", errors: String = "/dev/null") throws -> Child {
+        guard let path = tool.hasPrefix("/") ? tool : Self.executable(tool) else { throw PulseServerError("\(tool) is not on PATH") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid = pid_t()
+        let status = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard status == 0 else { throw PulseServerError("posix_spawn \(tool): \(String(cString: strerror(status)))") }
+        return Child(pid: pid)
+    }
+
+    /// A process `spawn` started.
+    public struct Child: Sendable {
+        public let pid: pid_t
+
+        public func signal(_ signal: Int32) { _ = Foundation.kill(pid, signal) }
+
+        /// Waits for the process to end; its exit status, or 128 + the signal that ended it.
+        @discardableResult
+        public func wait() -> Int32 {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
+        }
+
+        /// Whether the process is still running (not yet waited for).
+        public var isRunning: Bool { waitpid(pid, nil, WNOHANG) == 0 }
+    }
+
+    private func start() throws {
+        // -n: only our script's modules. As root the daemon warns but runs, since --system=false.
+        let log = directory + "/pulseaudio.log"
+        let child = try spawn("pulseaudio", ["-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+                                             "--use-pid-file=no", "--system=false", "--log-target=stderr",
+                                             "-F", script], errors: log)
+        daemon = child
+        let deadline = Date().addingTimeInterval(5)
+        while (try? pactl("info")) == nil {
+            guard child.isRunning, Date() < deadline else {
+                kill()
+                let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                throw PulseServerError("pulseaudio did not come up within 5 s:\n\(output)")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    private func end(_ signal: Int32) {
+        guard let daemon else { return }
+        daemon.signal(signal)
+        daemon.wait()
+        self.daemon = nil
+    }
+
+    private static func executable(_ name: String) -> String? {
+        let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return folders.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+public struct PulseServerError: Error, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,217 @@
+import AudioCore
+import AudioMeasurements
+import Devices
+import Foundation
+import Testing
+
+/// roomd against a real PulseAudio daemon with null sinks: what plays is
+/// recorded from the sinks' monitors and measured.
+@Suite(.serialized, .enabled(if: PulseServer.isAvailable, "needs pulseaudio and pactl"))
+struct LiveRoomTests {
+    @Test func playsTheRoomAndAMoveFlipsTheLevelDifference() throws {
+        let room = try LiveRoom(scene: .tone(at: [-2, 0, 0]))
+        let before = try room.record("phones.monitor", seconds: 1)
+        let left = Measure.rmsDecibels(before.left), right = Measure.rmsDecibels(before.right)
+        print("left source: \(left) / \(right) dBFS, \(Measure.frequency(before.left)) Hz")
+        #expect(left > -40, "the room plays on the sink")
+        #expect(abs(Measure.frequency(before.left) - 1_000) < 20, "the tone the scene holds")
+        #expect(left - right > 3)
+
+        try room.scenectl("move", "tone", "--over", "100", "--", "2", "0", "0")
+        Thread.sleep(forTimeInterval: 0.4)
+        let after = try room.record("phones.monitor", seconds: 1)
+        let ild = Measure.rmsDecibels(after.left) - Measure.rmsDecibels(after.right)
+        print("after the move: ILD \(ild) dB (was \(left - right))")
+        #expect(ild < -3)
+        let status = try room.status()
+        #expect(status["route"] as? String == "headphones" && status["algorithm"] as? String == "hrtf")
+        let latency = try #require(status["latencyMs"] as? Double)
+        print("output latency: \(latency) ms")
+        #expect(latency <= 30)
+    }
+
+    @Test func duckingFollowsSpeechInTheMicrophone() throws {
+        let room = try LiveRoom(scene: .tone(at: [0, 0, -2], voice: "aec: off\n  ducking: { level: default, advanced: false }"))
+        try room.scenectl("duck", "--level", "max", "--advanced", "on")
+        let recording = try room.record("phones.monitor", seconds: 6) { try room.speak(after: 1.5) }
+        let windows = stride(from: 0, to: recording.left.count - 4_800, by: 4_800).map {
+            Measure.rmsDecibels(Array(recording.left[$0..<($0 + 4_800)]))
+        }
+        let quiet = windows[2...8].sorted()[3]
+        let ducked = windows.min()!
+        print("ducking: \(quiet) dBFS before speech, \(ducked) at the deepest: \(ducked - quiet) dB")
+        #expect(abs((ducked - quiet) - -24) < 3, "max is -24 dB")
+    }
+
+    @Test func aMutedTalkerIsTold() throws {
+        let room = try LiveRoom(scene: .tone(at: [0, 0, -2], voice: "aec: off\n  muted: false"))
+        try room.scenectl("mute", "on")
+        let events = try room.events(during: {
+            try room.speak(after: 0.5)
+            Thread.sleep(forTimeInterval: 6)
+        })
+        let names = events.compactMap { $0["event"] as? String }
+        print("events: \(names)")
+        let started = try #require(names.firstIndex(of: "mutedSpeechStarted"))
+        #expect(names[started...].contains("mutedSpeechEnded"))
+        #expect(!names.contains("speechStarted"), "muted speech is not the talker's")
+    }
+
+    @Test func theRouteFollowsTheDefaultSink() throws {
+        let room = try LiveRoom(scene: .tone(at: [-2, 0, 0]))
+        let events = try room.events(during: {
+            try room.server.pactl("set-default-sink", "speakers")
+            Thread.sleep(forTimeInterval: 1)
+        })
+        let change = try #require(events.first { $0["event"] as? String == "routeChanged" })
+        #expect(change["from"] as? String == "headphones" && change["to"] as? String == "speakers")
+        #expect(change["algorithm"] as? String == "panning")
+        #expect(try room.status()["algorithm"] as? String == "panning")
+        let onSpeakers = try room.record("speakers.monitor", seconds: 1)
+        #expect(Measure.rmsDecibels(onSpeakers.left) - Measure.rmsDecibels(onSpeakers.right) > 3, "panned left")
+
+        try room.server.pactl("set-default-sink", "surround")
+        Thread.sleep(forTimeInterval: 1)
+        let status = try room.status()
+        #expect(status["route"] as? String == "surround51" && status["channels"] as? Int == 6)
+        let streams = try room.server.pactl("list", "short", "sink-inputs")
+        #expect(streams.contains("6ch"), "the stream follows with 6 channels: \(streams)")
+    }
+
+    @Test func survivesTheServerAndReconnects() throws {
+        let room = try LiveRoom(scene: .tone(at: [-2, 0, 0]))
+        try room.scenectl("gain", "tone", "--", "-6")
+        try room.scenectl("move", "tone", "--", "0", "0", "-3")
+        room.server.kill()
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try room.status()["server"] as? String != "pulseaudio", "roomd answers without a server")
+        try room.server.restart()
+        let restarted = Date()
+        var reconnected: Double?
+        while Date().timeIntervalSince(restarted) < 5 {
+            if try room.status()["server"] as? String == "pulseaudio" {
+                reconnected = Date().timeIntervalSince(restarted)
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let seconds = try #require(reconnected, "roomd came back to the server")
+        print("reconnected \(seconds) s after the server came back")
+        #expect(seconds < 2)
+        let status = try room.status()
+        let tone = try #require((status["sources"] as? [[String: Any]])?.first)
+        #expect(tone["gain"] as? Double == -6)
+        #expect((tone["position"] as? [Double]) == [0, 0, -3])
+        // A new null sink starts rendering about 2 s after it is first played to.
+        Thread.sleep(forTimeInterval: 2.3)
+        let recording = try room.record("phones.monitor", seconds: 1)
+        #expect(Measure.rmsDecibels(recording.left) > -40, "plays again")
+    }
+}
+
+/// A roomd on a private server, with a scene made for the test.
+final class LiveRoom {
+    let server: PulseServer
+    let folder: String
+    let socket: String
+    private let daemon: PulseServer.Child
+
+    struct Scene {
+        let text: String
+
+        /// A looping 1 kHz tone at `position`, with an optional voice section.
+        static func tone(at position: [Double], voice: String? = nil) -> Scene {
+            var text = """
+                version: 1
+                name: Test room
+                distance: { model: inverse, reference: 1, maximum: 50, rolloff: 1 }
+                sources:
+                  - { id: tone, file: tone.wav, mode: point, position: [\(position.map { "\($0)" }.joined(separator: ", "))], loop: true, reverbBlend: 0 }
+
+                """
+            if let voice { text += "voice:\n  mic: default\n  \(voice)\n" }
+            return Scene(text: text)
+        }
+    }
+
+    init(scene: Scene, arguments: [String] = []) throws {
+        server = try PulseServer()
+        folder = server.directory
+        socket = folder + "/roomd.sock"
+        let tone = (0..<48_000).map { Float(0.25 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
+        let writer = try AudioFileWriter(path: folder + "/tone.wav", format: .wavFloat, channelCount: 1, sampleRate: 48_000)
+        try tone.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+        try writer.close()
+        try scene.text.write(toFile: folder + "/room.yaml", atomically: true, encoding: .utf8)
+        daemon = try server.spawn(Self.product("roomd"), [folder + "/room.yaml", "--socket", socket] + arguments,
+                                  output: folder + "/roomd.out", errors: folder + "/roomd.err")
+        let deadline = Date().addingTimeInterval(10)
+        while (try? status()) == nil {
+            guard daemon.isRunning, Date() < deadline else {
+                throw PulseServerError("roomd did not start: " + ((try? String(contentsOfFile: folder + "/roomd.err", encoding: .utf8)) ?? ""))
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        // A null sink starts rendering about 2 s after it is first played to.
+        Thread.sleep(forTimeInterval: 2.2)
+    }
+
+    deinit {
+        daemon.signal(SIGTERM)
+        daemon.wait()
+    }
+
+    static func product(_ name: String) -> String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    @discardableResult
+    func scenectl(_ arguments: String...) throws -> String {
+        try server.run(Self.product("scenectl"), Array(arguments.prefix(1)) + ["--socket", socket] + arguments.dropFirst())
+    }
+
+    func status() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(scenectl("status", "--json").utf8)) as? [String: Any] ?? [:]
+    }
+
+    /// Records a source (a sink's monitor) for `seconds`, doing `meanwhile` as it starts.
+    func record(_ source: String, seconds: Double, meanwhile: () throws -> Void = {}) throws -> (left: [Float], right: [Float]) {
+        let file = folder + "/recording-\(UUID().uuidString.prefix(6)).raw"
+        let parec = try server.spawn("parec", ["-d", source, "--format=float32le", "--rate=48000", "--channels=2",
+                                               "--latency-msec=10", "--raw", file])
+        Thread.sleep(forTimeInterval: 0.1)
+        let start = Date()
+        try meanwhile()
+        Thread.sleep(forTimeInterval: max(0, seconds - Date().timeIntervalSince(start)))
+        parec.signal(SIGTERM)
+        parec.wait()
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let frames = samples.count / 2
+        return ((0..<frames).map { samples[2 * $0] }, (0..<frames).map { samples[2 * $0 + 1] })
+    }
+
+    /// Plays four seconds of speech into the virtual microphone, starting `after` seconds from now.
+    func speak(after delay: Double) throws {
+        let speech = folder + "/speech.wav"
+        if !FileManager.default.fileExists(atPath: speech) {
+            let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Scenes/audio/player_mic.wav").path
+            try server.run("sox", [source, speech, "trim", "5.8", "4.4", "gain", "10"])
+        }
+        Thread.sleep(forTimeInterval: delay)
+        _ = try server.spawn("paplay", ["-d", "mic_feed", speech])
+    }
+
+    /// The events `scenectl events` prints while `body` runs.
+    func events(during body: () throws -> Void) throws -> [[String: Any]] {
+        let file = folder + "/events-\(UUID().uuidString.prefix(6)).jsonl"
+        let watcher = try server.spawn(Self.product("scenectl"), ["events", "--socket", socket], output: file)
+        Thread.sleep(forTimeInterval: 0.3)
+        try body()
+        watcher.signal(SIGTERM)
+        watcher.wait()
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+}
