@@ -95,7 +95,9 @@ public final class RoomController: @unchecked Sendable {
     // MARK: Verbs
 
     public func status() -> [String: Any] {
-        lock.withLock {
+        // Asked before taking the lock: the output's queue takes this lock too.
+        let output = outputStatus()
+        return lock.withLock {
             let now = Double(live.frame) / Double(Room.sampleRate)
             var sources: [[String: Any]] = []
             for source in room.sources {
@@ -128,7 +130,7 @@ public final class RoomController: @unchecked Sendable {
             } else {
                 result["voiceSession"] = false
             }
-            for (key, value) in outputStatus() { result[key] = value }
+            for (key, value) in output { result[key] = value }
             return result
         }
     }
