@@ -64,12 +64,7 @@ public struct ControlClient: Sendable {
         let channel: LineChannel
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connect(unixDomainSocketPath: path) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder()))
-                        return try LineChannel(wrappingChannelSynchronously: channel)
-                    }
-                }
+                .connect(unixDomainSocketPath: path) { LineChannel.lines(on: $0) }
         } catch {
             throw Failure.noDaemon(path: path, reason: "\(error)")
         }

@@ -42,6 +42,16 @@ struct LineDecoder: ByteToMessageDecoder {
 
 typealias LineChannel = NIOAsyncChannel<ByteBuffer, ByteBuffer>
 
+extension NIOAsyncChannel where Inbound == ByteBuffer, Outbound == ByteBuffer {
+    /// A connection of the control protocol, either end: lines in, buffers out.
+    static func lines(on channel: Channel) -> EventLoopFuture<LineChannel> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder()))
+            return try LineChannel(wrappingChannelSynchronously: channel)
+        }
+    }
+}
+
 /// The daemon's control socket: a Unix socket only its user may open, one
 /// task per client, requests run one at a time against the room.
 public final class ControlServer: Sendable {
@@ -68,12 +78,7 @@ public final class ControlServer: Sendable {
         }
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
-            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder()))
-                    return try LineChannel(wrappingChannelSynchronously: channel)
-                }
-            }
+            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { LineChannel.lines(on: $0) }
         chmod(path, 0o600)
         defer { unlink(path) }
         try await withThrowingDiscardingTaskGroup { group in

@@ -184,12 +184,10 @@ extension RoomEngine {
     /// renders itself (a sound field, a crowd, an in-head copy) depends on it.
     public static func turnsInPlace(room: Room, levelOfDetail: LevelOfDetail = .standard) -> Bool {
         [room.only([.scene]), room.only([.voice, .prompt])].allSatisfy { mix in
+            // Passthrough is head-locked: where the listener stands does not change it.
             !mix.hasCrowd(levelOfDetail) && mix.sources.allSatisfy { source in
-                switch source.rendering {
-                case .point(.soundField?), .bed(.soundField?): false
-                case .point: source.description.inHead != .bypass
-                case .bed, .passthrough: true
-                }
+                if case .passthrough = source.rendering { return true }
+                return source.rendersInPlace
             }
         }
     }

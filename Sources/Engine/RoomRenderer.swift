@@ -138,7 +138,7 @@ public final class RoomRenderer {
         // Point sources that leave the algorithm to the route form a crowd when there are enough of them.
         let crowdSources = room.sources.filter(\.isCrowdCandidate).count
         var crowd: Crowd?
-        if crowdSources > levelOfDetail.crowdThreshold {
+        if room.hasCrowd(levelOfDetail) {
             crowd = try Crowd(field: soundField(), listenerPosition: scene.listenerPosition, distance: scene.distance,
                               voices: min(levelOfDetail.perSourceVoices, crowdSources))
         }

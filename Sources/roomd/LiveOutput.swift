@@ -28,6 +28,8 @@ final class LiveOutput: @unchecked Sendable {
     private var earlierUnderruns = 0
     private var reportedUnderruns = 0
     private var sinkName = "none"
+    /// Underruns since the room started, across every stream it has had.
+    private var underruns: Int { earlierUnderruns + (playback?.underruns ?? 0) }
     private var timer: DispatchSourceTimer?
 
     init(controller: RoomController, targetLatencyFrames: Int, fallbackFile: String?) {
@@ -82,10 +84,7 @@ final class LiveOutput: @unchecked Sendable {
 
     private func reopenPlayback() {
         guard let connection else { return }
-        if let playback {
-            earlierUnderruns += playback.underruns
-            playback.close()
-        }
+        closePlayback()
         let channels = controller.channelLayout.channelCount
         do {
             playback = try PlaybackStream(connection: connection, name: "Room", role: controller.hasVoiceSession ? "phone" : "game",
@@ -110,13 +109,19 @@ final class LiveOutput: @unchecked Sendable {
     }
 
     private func closePulse() {
-        if let playback { earlierUnderruns += playback.underruns }
-        playback?.close()
+        closePlayback()
         capture?.close()
         connection?.close()
-        playback = nil
         capture = nil
         connection = nil
+    }
+
+    /// Closes the playback stream, keeping the count of its underruns.
+    private func closePlayback() {
+        guard let playback else { return }
+        earlierUnderruns += playback.underruns
+        playback.close()
+        self.playback = nil
     }
 
     private func tick() {
@@ -132,7 +137,6 @@ final class LiveOutput: @unchecked Sendable {
             return
         }
         guard let playback else { return }
-        let underruns = earlierUnderruns + playback.underruns
         if underruns > reportedUnderruns {
             reportedUnderruns = underruns
             controller.post(.underrun(total: underruns))
@@ -152,13 +156,11 @@ final class LiveOutput: @unchecked Sendable {
     }
 
     private func status() -> [String: Any] {
-        var result: [String: Any] = ["server": connection != nil ? "pulseaudio" : "none (the room's own clock)", "device": sinkName]
+        var result: [String: Any] = ["server": connection != nil ? "pulseaudio" : "none (the room's own clock)", "device": sinkName,
+                                     "underruns": underruns]
         if let playback {
-            result["underruns"] = earlierUnderruns + playback.underruns
             if let frames = playback.latencyFrames() { result["latencyMs"] = Double(frames) / 48 }
             if let attributes = playback.bufferAttributes { result["bufferMs"] = Double(attributes.targetFrames) / 48 }
-        } else {
-            result["underruns"] = earlierUnderruns
         }
         return result
     }
