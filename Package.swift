@@ -73,6 +73,6 @@ let package = Package(
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Devices", "AudioMeasurements"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Devices", "Voice", "AudioMeasurements"]),
         .testTarget(name: "ScenectlTests", dependencies: ["scenectl", "AudioMeasurements", "Devices"]),
-        .testTarget(name: "RoomdTests", dependencies: ["roomd", "scenectl", "AudioMeasurements", "Devices"]),
+        .testTarget(name: "RoomdTests", dependencies: ["roomd", "scenectl", "Control", "AudioMeasurements", "Devices"]),
     ]
 )

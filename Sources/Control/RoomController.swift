@@ -42,7 +42,7 @@ public final class RoomController: @unchecked Sendable {
     private var speaking: Set<String> = []
     private let hub = EventHub()
     private let uplinkSink: AudioSink?
-    private var referenceDelay = 0
+    private var referenceDelay = ReferenceDelayEstimate()
     private var drainThread: Thread?
     private let running = Atomic<Bool>(true)
 
@@ -82,13 +82,11 @@ public final class RoomController: @unchecked Sendable {
 
     public var hasVoiceSession: Bool { lock.withLock { room.scene.voice != nil } }
 
-    /// How late the microphone hears the output, as the devices report it.
-    public func setReferenceDelay(frames: Int) {
+    /// How late the microphone hears the output, as the devices report it
+    /// now; the echo reference follows it once it settles.
+    public func reportEchoDelay(frames: Int) {
         lock.withLock {
-            // Steady within a millisecond: each change makes the canceller's filter slip.
-            guard abs(frames - referenceDelay) > Room.sampleRate / 1000 else { return }
-            referenceDelay = frames
-            send(.referenceDelay(frames: frames))
+            if let delay = referenceDelay.update(reading: frames) { send(.referenceDelay(frames: delay)) }
         }
     }
 
@@ -143,7 +141,7 @@ public final class RoomController: @unchecked Sendable {
             let engine = try Self.makeEngine(room: next, route: nextRoute, devices: devices, microphone: deviceMicrophone, uplink: uplinkSink, frame: 0)
             live.adopt(engine)
             send(.engine(engine))
-            referenceDelay = 0
+            referenceDelay.reset()
             let layoutChanged = nextRoute.layout != route.layout
             room = next
             route = nextRoute
@@ -339,7 +337,7 @@ public final class RoomController: @unchecked Sendable {
             let engine = try Self.makeEngine(room: room, route: next, devices: devices, microphone: deviceMicrophone, uplink: uplinkSink, frame: frame)
             live.adopt(engine)
             send(.engine(engine))
-            referenceDelay = 0
+            referenceDelay.reset()
             onLayoutChange(next.layout)
             hub.publish(EngineEvent(frame: frame, kind: .routeChanged(from: previous, to: next, algorithm: next.automaticAlgorithm)))
         }

@@ -146,7 +146,7 @@ final class LiveOutput: @unchecked Sendable {
         if let played = playback.latencyFrames() {
             let captured = max(0, capture?.latencyFrames() ?? 0)
             let delay = played + captured + controller.deviceMicrophone.queued - RoomEngine.blockFrames / 2
-            controller.setReferenceDelay(frames: max(0, delay))
+            controller.reportEchoDelay(frames: max(0, delay))
         }
     }
 

@@ -107,6 +107,32 @@ struct LiveRoomTests {
         let recording = try room.record("phones.monitor", seconds: 1)
         #expect(Measure.rmsDecibels(recording.left) > -40, "plays again")
     }
+
+    /// The loop of a real room: what the output plays comes back into the
+    /// microphone through a room's impulse response, and echo cancellation,
+    /// aligned by the devices' reported latencies, takes it off the uplink.
+    @Test func cancellationTakesTheEchoOffTheUplink() throws {
+        let room = try LiveRoom(scene: .talker(voice: "aec: on\n  muted: false"), echoPath: true, recordsUplink: true)
+        Thread.sleep(forTimeInterval: 8)
+        let events = try room.events(during: {
+            try room.scenectl("aec", "off")
+            Thread.sleep(forTimeInterval: 4)
+            try room.scenectl("aec", "on")
+            Thread.sleep(forTimeInterval: 5)
+        })
+        let switches = events.filter { $0["event"] as? String == "echoCancellation" }.compactMap { $0["t"] as? Double }
+        try #require(switches.count == 2, "aec off and on: \(events)")
+        let uplink = try AudioFileReader.read(path: room.uplink).monoSamples(at: 48_000)
+        func level(_ from: Double, _ to: Double) -> Double {
+            Measure.rmsDecibels(Array(uplink[Int(from * 48_000)..<min(uplink.count, Int(to * 48_000))]))
+        }
+        let cancelled = level(switches[0] - 3, switches[0]), echoing = level(switches[0] + 0.5, switches[1])
+        let relearned = level(switches[1] + 2, switches[1] + 5)
+        print("uplink: \(cancelled) dBFS cancelled, \(echoing) dBFS with the echo, \(relearned) dBFS 2 s after cancellation is back")
+        #expect(echoing > -40, "the echo path carries the room into the microphone")
+        #expect(echoing - cancelled >= 20)
+        #expect(echoing - relearned >= 20)
+    }
 }
 
 /// A roomd on a private server, with a scene made for the test.
@@ -114,6 +140,8 @@ final class LiveRoom {
     let server: PulseServer
     let folder: String
     let socket: String
+    /// Where roomd records the uplink, when it does.
+    let uplink: String
     private let daemon: PulseServer.Child
 
     struct Scene {
@@ -132,18 +160,37 @@ final class LiveRoom {
             if let voice { text += "voice:\n  mic: default\n  \(voice)\n" }
             return Scene(text: text)
         }
+
+        /// The barkeep talking without pause, looping, a metre ahead, with a voice section.
+        static func talker(voice: String) -> Scene {
+            Scene(text: """
+                version: 1
+                name: Talking room
+                distance: { model: inverse, reference: 1, maximum: 50, rolloff: 1 }
+                sources:
+                  - { id: barkeep, file: \(LiveRoom.asset("barkeep.wav")), mode: point, position: [0, 0, -1], loop: true, reverbBlend: 0 }
+                voice:
+                  mic: default
+                  \(voice)
+
+                """)
+        }
     }
 
-    init(scene: Scene, arguments: [String] = []) throws {
+    /// - echoPath: the headphones' monitor plays into the virtual microphone
+    ///   through a room's impulse response, as loudspeakers would.
+    init(scene: Scene, echoPath: Bool = false, recordsUplink: Bool = false) throws {
         server = try PulseServer()
         folder = server.directory
         socket = folder + "/roomd.sock"
+        uplink = folder + "/uplink.wav"
+        if echoPath { try Self.addEchoPath(to: server) }
         let tone = (0..<48_000).map { Float(0.25 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
         let writer = try AudioFileWriter(path: folder + "/tone.wav", format: .wavFloat, channelCount: 1, sampleRate: 48_000)
         try tone.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
         try writer.close()
         try scene.text.write(toFile: folder + "/room.yaml", atomically: true, encoding: .utf8)
-        daemon = try server.spawn(Self.product("roomd"), [folder + "/room.yaml", "--socket", socket] + arguments,
+        daemon = try server.spawn(Self.product("roomd"), [folder + "/room.yaml", "--socket", socket] + (recordsUplink ? ["--uplink", uplink] : []),
                                   output: folder + "/roomd.out", errors: folder + "/roomd.err")
         let deadline = Date().addingTimeInterval(10)
         while (try? status()) == nil {
@@ -159,6 +206,33 @@ final class LiveRoom {
     deinit {
         daemon.signal(SIGTERM)
         daemon.wait()
+    }
+
+    /// A file of the demo audio in Scenes/audio.
+    static func asset(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Scenes/audio/\(name)").path
+    }
+
+    /// A virtual room between the headphones and the microphone: a loopback
+    /// from `phones.monitor` into a sink that convolves with an impulse
+    /// response (the virtual-surround module with a one-channel response)
+    /// and plays into `mic_feed`. The response is the direct sound 2 ms
+    /// late at half level and a diffuse tail decaying by 60 dB in 0.15 s.
+    /// The loopback keeps its rate (`adjust_time=0`): both null sinks run
+    /// on the system clock, and its rate adjustments would make the path drift.
+    private static func addEchoPath(to server: PulseServer) throws {
+        let length = 4_800, decay = 0.15 * 48_000 / log(1_000)
+        var response = Signals.whiteNoise(frames: length, rms: 0.05, seed: 9).enumerated().map { index, sample in
+            index < 192 ? 0 : sample * Float(exp(-Double(index - 192) / decay))
+        }
+        response[96] = 0.5
+        let file = server.directory + "/room-response.wav"
+        let writer = try AudioFileWriter(path: file, format: .wavFloat, channelCount: 1, sampleRate: 48_000)
+        try response.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+        try writer.close()
+        try server.pactl("load-module", "module-virtual-surround-sink", "sink_name=echo_room", "sink_master=mic_feed", "hrir=" + file)
+        try server.pactl("load-module", "module-loopback", "source=phones.monitor", "sink=echo_room", "latency_msec=30", "adjust_time=0")
     }
 
     static func product(_ name: String) -> String {
@@ -195,9 +269,7 @@ final class LiveRoom {
     func speak(after delay: Double) throws {
         let speech = folder + "/speech.wav"
         if !FileManager.default.fileExists(atPath: speech) {
-            let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("Scenes/audio/player_mic.wav").path
-            try server.run("sox", [source, speech, "trim", "5.8", "4.4", "gain", "10"])
+            try server.run("sox", [Self.asset("player_mic.wav"), speech, "trim", "5.8", "4.4", "gain", "10"])
         }
         Thread.sleep(forTimeInterval: delay)
         _ = try server.spawn("paplay", ["-d", "mic_feed", speech])
