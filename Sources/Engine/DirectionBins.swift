@@ -47,8 +47,10 @@ struct DirectionBins {
         }
     }
 
-    /// Each ring's first point's index.
-    private static let ringStarts: [Int] = rings.indices.map { ring in rings[..<ring].reduce(0) { $0 + $1.points } }
+    /// Ring `ring`'s first point's index; worked out each time rather than
+    /// kept in a lazily made table, whose making would allocate on the
+    /// render thread, the first to ask.
+    private static func ringStart(_ ring: Int) -> Int { rings[..<ring].reduce(0) { $0 + $1.points } }
 
     /// Every point's direction in the listener's frame (OpenAL axes), by index.
     static let directions: [SIMD3<Double>] = rings.flatMap { ring in
@@ -74,7 +76,7 @@ struct DirectionBins {
         let up = Float((elevation - rings[lower].elevation) / (rings[lower + 1].elevation - rings[lower].elevation))
         var result = Weights()
         func pan(into slot: Int, ring: Int, share: Float) {
-            let points = rings[ring].points, start = ringStarts[ring]
+            let points = rings[ring].points, start = ringStart(ring)
             guard points > 1 else {
                 result.set(slot, bin: start, weight: share)
                 result.set(slot + 1, bin: start, weight: 0)

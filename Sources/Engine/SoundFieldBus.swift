@@ -137,7 +137,8 @@ final class SoundFieldBus {
         }
         field = [Float](repeating: 0, count: chunk * Self.components)
         signal = [Float](repeating: 0, count: chunk)
-        rampedSignal = signal
+        // Its own buffer: a copy of `signal` would share it until the render thread first writes.
+        rampedSignal = [Float](repeating: 0, count: chunk)
         ramp = (0..<chunk).map { Float($0 + 1) / Float(chunk) }
         binHarmonics = DirectionBins.directions.flatMap { Ambisonics.harmonics(direction: $0, order: Self.order).map(Float.init) }
             + [1] + [Float](repeating: 0, count: Self.components - 1)

@@ -63,6 +63,44 @@ final class LoopbackDevice {
             throw OpenALError(call: "alcCreateContext", code: ALC_INVALID_VALUE,
                               detail: "HRTF was forced on by the OpenAL configuration (hrtf = true)")
         }
+        // Callers ask for twice the sources they play, and then some.
+        try primePropertyContainers(voices: sources / 2)
+    }
+
+    /// OpenAL Soft hands every change to a playing source, and to the
+    /// listener, to its mixer in a container from one of the context's free
+    /// lists, and allocates a container when the list is empty; each mix
+    /// puts them back. A new context's lists are empty, so its first changes
+    /// on the render thread would allocate. Playing `voices` one-sample
+    /// sources, changing one of them again, changing the listener three
+    /// times and mixing one frame leaves a container for each of those
+    /// voices plus one in flight, and two for the listener: as many as the
+    /// changes between two mixes take while no more than `voices` play.
+    ///
+    /// It also grows its voice array, allocating, whenever a play would pass
+    /// the most voices ever used, even with voices free: so the priming uses
+    /// no more than half of the context's 256 voices until it needs more.
+    private func primePropertyContainers(voices: Int) throws {
+        try withContext {
+            var buffer: ALuint = 0
+            alGenBuffers(1, &buffer)
+            var silence: Float = 0
+            alBufferData(buffer, AL_FORMAT_MONO_FLOAT32, &silence, ALsizei(MemoryLayout<Float>.size), ALsizei(sampleRate))
+            var names = [ALuint](repeating: 0, count: voices)
+            alGenSources(ALsizei(voices), &names)
+            try OpenALError.check("alGenSources (priming \(voices) voices)")
+            for name in names { alSourcei(name, AL_BUFFER, ALint(buffer)) }
+            alSourcePlayv(ALsizei(voices), names)
+            alSourcef(names[0], AL_PITCH, 1)
+            for _ in 0..<3 { alListenerf(AL_GAIN, 1) }
+            try OpenALError.check("alSourcePlayv (priming \(voices) voices)")
+            var frame = [Float](repeating: 0, count: layout.channelCount)
+            alcRenderSamplesSOFT(device, &frame, 1)
+            alSourceStopv(ALsizei(voices), names)
+            alDeleteSources(ALsizei(voices), names)
+            alDeleteBuffers(1, &buffer)
+            try OpenALError.check("alDeleteSources (priming \(voices) voices)")
+        }
     }
 
     deinit {

@@ -68,12 +68,14 @@ public struct Rotation: Sendable, Equatable {
         return Rotation(rows: (row(a.rows.0), row(a.rows.1), row(a.rows.2)))
     }
 
-    /// Where this rotation points the default "at" (-Z) and "up" (+Y)
-    /// vectors, as OpenAL's AL_ORIENTATION wants them.
-    var atAndUp: [Float] {
+    /// Hands `body` where this rotation points the default "at" (-Z) and
+    /// "up" (+Y) vectors, the six floats OpenAL's AL_ORIENTATION wants. They
+    /// live on the stack: the render thread turns listeners and beds.
+    func withAtAndUp<T>(_ body: (UnsafePointer<Float>) throws -> T) rethrows -> T {
         let at = self * SIMD3(0, 0, -1)
         let up = self * SIMD3(0, 1, 0)
-        return [Float(at.x), Float(at.y), Float(at.z), Float(up.x), Float(up.y), Float(up.z)]
+        let values = SIMD8<Float>(Float(at.x), Float(at.y), Float(at.z), Float(up.x), Float(up.y), Float(up.z), 0, 0)
+        return try withUnsafeBytes(of: values) { try body($0.assumingMemoryBound(to: Float.self).baseAddress!) }
     }
 }
 

@@ -110,9 +110,9 @@ extension OpenALSource {
         }
     }
 
-    func set(_ parameter: ALenum, _ values: [Float], _ call: String) throws {
+    func set(_ parameter: ALenum, orientation: Rotation, _ call: String) throws {
         try device.withContext {
-            alSourcefv(name, parameter, values)
+            orientation.withAtAndUp { alSourcefv(name, parameter, $0) }
             try OpenALError.check(call)
         }
     }

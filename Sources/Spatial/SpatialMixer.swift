@@ -55,7 +55,7 @@ public final class SpatialMixer {
         try device.withContext {
             alListener3f(AL_POSITION, Float(position.x), Float(position.y), Float(position.z))
             try OpenALError.check("alListener3f(AL_POSITION)")
-            alListenerfv(AL_ORIENTATION, rotation.atAndUp)
+            rotation.withAtAndUp { alListenerfv(AL_ORIENTATION, $0) }
             try OpenALError.check("alListenerfv(AL_ORIENTATION)")
         }
         listenerRotation = rotation

@@ -7,9 +7,9 @@ import Scene
 /// What one engine run cost.
 struct EngineRunCost {
     var cpuPerAudioSecond: Double
-    /// Heap allocations in the blocks after warm-up.
-    var steadyAllocations: Int
-    var steadyBlocks: Int
+    /// Heap allocations in the render blocks, from the first.
+    var allocations: Int
+    var blocks: Int
 }
 
 /// The room engine rendering `room` with no voice session.
@@ -20,20 +20,20 @@ func measureEngine(_ room: Room, seconds: Double, levelOfDetail: LevelOfDetail) 
 }
 
 /// Renders `seconds` of `engine`'s room and measures the render blocks
-/// only: CPU on this thread, and heap allocations after the first `warmUp`
-/// blocks, where OpenAL Soft starts its voices. The control side's drain
-/// of the events runs between blocks, outside the measure.
-func measureBlocks(of engine: RoomEngine, seconds: Double, warmUp: Int = 10) throws -> EngineRunCost {
+/// only: CPU on this thread, and heap allocations from the first block.
+/// The control side's drain of the events runs between blocks, outside
+/// the measure.
+func measureBlocks(of engine: RoomEngine, seconds: Double) throws -> EngineRunCost {
     let blocks = Int(seconds * 100)
     var cpu = 0.0, allocations = 0
     for block in 0..<blocks {
         let allocated = room_allocation_count(), started = threadCPUSeconds()
         try engine.renderBlock()
         cpu += threadCPUSeconds() - started
-        if block >= warmUp { allocations += room_allocation_count() - allocated }
+        allocations += room_allocation_count() - allocated
         _ = engine.takeEvents()
     }
-    return EngineRunCost(cpuPerAudioSecond: cpu / seconds, steadyAllocations: allocations, steadyBlocks: blocks - warmUp)
+    return EngineRunCost(cpuPerAudioSecond: cpu / seconds, allocations: allocations, blocks: blocks)
 }
 
 /// Runs the raw OpenAL Soft loop of Tools/openal-baseline on the same scene.
@@ -83,8 +83,8 @@ func compare(sources: Int, baselineSources: Int? = nil, baseline executable: Str
         engine.append(cost.cpuPerAudioSecond)
         raw.append(rawCost)
         ratios.append(cost.cpuPerAudioSecond / rawCost)
-        allocations += cost.steadyAllocations
-        blocks += cost.steadyBlocks
+        allocations += cost.allocations
+        blocks += cost.blocks
     }
     return ComparisonRow(sources: sources, engine: median(engine), baseline: median(raw), ratio: median(ratios),
                          allocations: allocations, blocks: blocks)

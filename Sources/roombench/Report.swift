@@ -53,30 +53,30 @@ struct Report: ParsableCommand {
         say("Engine against raw OpenAL Soft 1.19.1 (Tools/openal-baseline), moving HRTF point sources, 10 ms blocks,")
         say("median of \(runs) alternating runs of \(Int(seconds)) s:")
         say("")
-        say("| sources | engine CPU-s per audio s | raw OpenAL CPU-s per audio s | ratio | heap allocations after warm-up |")
+        say("| sources | engine CPU-s per audio s | raw OpenAL CPU-s per audio s | ratio | heap allocations |")
         say("| --- | --- | --- | --- | --- |")
-        var steadyAllocations = 0, steadyBlocks = 0
+        var allocations = 0, blocks = 0
         for count in [1, 16, 64, 256] {
             let row = try compare(sources: count, baseline: baseline, seconds: seconds, runs: runs)
             say(String(format: "| %d | %.4f | %.4f | %.3f | %d in %d blocks |", count, row.engine, row.baseline, row.ratio,
                        row.allocations, row.blocks))
-            steadyAllocations += row.allocations
-            steadyBlocks += row.blocks
+            allocations += row.allocations
+            blocks += row.blocks
         }
         let crowd = try compare(sources: 1_024, baselineSources: 256, baseline: baseline, seconds: seconds, runs: runs,
                                 levelOfDetail: .standard)
         say(String(format: "| 1024, as a crowd | %.4f | %.4f (256 sources) | %.3f | %d in %d blocks |", crowd.engine, crowd.baseline,
                    crowd.ratio, crowd.allocations, crowd.blocks))
-        steadyAllocations += crowd.allocations
-        steadyBlocks += crowd.blocks
+        allocations += crowd.allocations
+        blocks += crowd.blocks
         say("")
 
         let session = try measureVoiceSession(sources: 32, seconds: 60)
-        steadyAllocations += session.steadyAllocations
-        steadyBlocks += session.steadyBlocks
+        allocations += session.allocations
+        blocks += session.blocks
         say(String(format: "- Voice session (32 moving sources, a remote talker, echo cancellation, advanced ducking): %.4f CPU-s per audio s.",
                    session.cpuPerAudioSecond))
-        say("- Heap allocations per render block after the first 10, every run above: \(steadyAllocations) in \(steadyBlocks) blocks.")
+        say("- Heap allocations in the render blocks, from the first, every run above: \(allocations) in \(blocks) blocks.")
         let voice = try measureVoiceChain(seconds: 20, runs: 5)
         say(String(format: "- Voice chain: %.3f%% of one core (median of 5 runs of 20 s; %.3f-%.3f%%), %d heap allocations in %d blocks.",
                    voice.median, voice.lowest, voice.highest, voice.allocations, voice.blocks))
