@@ -62,7 +62,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "roombench",
-            dependencies: ["Engine", "Voice", "CAllocationCounter", "AudioMeasurements",
+            dependencies: ["Engine", "Voice", "Control", "CAllocationCounter", "AudioMeasurements",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 

@@ -12,8 +12,13 @@ extern void *__libc_memalign(size_t alignment, size_t size);
 extern void __libc_free(void *pointer);
 
 static atomic_long allocations;
+// Initial-exec: the counter sits in the thread's static TLS block, so reading it never allocates.
+static _Thread_local long threadAllocations __attribute__((tls_model("initial-exec")));
 
-static void count(void) { atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed); }
+static void count(void) {
+    atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
+    threadAllocations += 1;
+}
 
 void *malloc(size_t size) { count(); return __libc_malloc(size); }
 void *calloc(size_t number, size_t size) { count(); return __libc_calloc(number, size); }
@@ -31,3 +36,5 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
 void *aligned_alloc(size_t alignment, size_t size) { count(); return __libc_memalign(alignment, size); }
 
 long room_allocation_count(void) { return atomic_load_explicit(&allocations, memory_order_relaxed); }
+
+long room_thread_allocation_count(void) { return threadAllocations; }

@@ -7,4 +7,8 @@
 /// library's and count each call before passing it on.
 long room_allocation_count(void);
 
+/// Heap allocations made by the calling thread since it started: what one
+/// thread (a render thread) costs while others allocate as they please.
+long room_thread_allocation_count(void);
+
 #endif

@@ -1,0 +1,248 @@
+import ArgumentParser
+import AudioCore
+import CAllocationCounter
+import Control
+import Engine
+import Foundation
+import Scene
+import Spatial
+import Synchronization
+import Voice
+
+/// roomd's render path under steering: a render thread pulls the room
+/// through `LiveRoom.render` in the odd-sized pieces a sound server asks
+/// for, pushing the microphone first as a capture callback would, while a
+/// control thread drives `RoomController` as scenectl does.
+struct LiveBlocks: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "live",
+        abstract: "roomd's render callback while the room is steered: heap allocations on the render thread, and its CPU per block.",
+        discussion: """
+            The scene plays with its microphone as a device fed from its recording and the echo of \
+            the output, echo cancellation on and the talker unmuted. A control thread, paced on the \
+            room's frame, glides sources, changes gains, plays and stops, ducks, mutes, switches echo \
+            cancellation, turns the listener, forces routes, triggers prompts and reports echo delays. \
+            Only the render thread's allocations are counted, from its first block. It fails if there are any.
+            """
+    )
+
+    @Option(help: "A scene with a voice section, participants and point sources.")
+    var scene = "Scenes/tavern.yaml"
+
+    @Option(help: "Engine blocks of 10 ms to render.")
+    var blocks = 10_000
+
+    @Option(help: "How many times faster than real time the render thread runs.")
+    var speed = 2.0
+
+    @Flag(help: "Print the figures as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard blocks >= 100 && blocks <= 1_000_000 else { throw ValidationError("--blocks must be between 100 and 1000000") }
+        guard speed >= 0.5 && speed <= 10 else { throw ValidationError("--speed must be between 0.5 and 10") }
+        guard FileManager.default.fileExists(atPath: scene) else { throw ValidationError("--scene \(scene): no such file") }
+    }
+
+    func run() throws {
+        var room = try Room.load(path: scene)
+        guard room.scene.voice != nil else { throw ValidationError("--scene \(scene): needs a voice section") }
+        // A scene whose microphone is the device has no recording: the echo alone feeds it.
+        let microphone = room.microphone ?? [Float](repeating: 0, count: Room.sampleRate)
+        room.scene.voice?.microphone = .device
+        room.scene.voice?.muted = false
+        room.scene.voice?.echoCancellation = .on
+        let controller = try RoomController(room: room, devices: (true, true), deviceRoute: .headphones)
+        let steering = Steering(room: room)
+        guard !steering.movable.isEmpty else { throw ValidationError("--scene \(scene): needs a point source to move") }
+
+        let counts = EventCounts()
+        let events = controller.subscribe()
+        let listening = Task { for await event in events { counts.add(event) } }
+
+        let render = RenderThread(live: controller.live, microphone: controller.deviceMicrophone, recording: microphone,
+                                  blocks: blocks, speed: speed)
+        render.start()
+        var sent = 0, refused = 0
+        while !render.finished {
+            let frame = controller.live.frame
+            if frame >= steering.nextFrame {
+                do {
+                    try steering.next(on: controller, at: frame)
+                    sent += 1
+                } catch {
+                    refused += 1
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        let result = render.result
+        Thread.sleep(forTimeInterval: 0.1)
+        listening.cancel()
+        controller.stop()
+
+        let kinds = counts.snapshot
+        if json {
+            let object: [String: Any] = [
+                "blocks": result.blocks, "renderCalls": result.calls, "allocations": result.allocations, "microsecondsPerBlock": result.cpuSeconds / Double(result.blocks) * 1e6,
+                "outputDecibels": result.outputDecibels, "commands": sent, "refused": refused, "events": kinds,
+                "droppedEvents": controller.live.droppedEvents,
+            ]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print(String(format: "live render: %d blocks in %d device-sized calls at %.1fx real time, %.0f us of CPU per block, output %.1f dBFS",
+                         result.blocks, result.calls, speed, result.cpuSeconds / Double(result.blocks) * 1e6, result.outputDecibels))
+            print("steering: \(sent) commands (\(refused) refused); events: "
+                  + kinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            print("render thread: \(result.allocations) heap allocations in \(result.blocks) blocks")
+        }
+        if result.allocations > 0 { throw ExitCode(1) }
+    }
+}
+
+/// What the control thread does next, in turn, every 20 ms of the room's time.
+final class Steering {
+    let movable: [String]
+    let points: [String]
+    let prompt: String?
+    private(set) var nextFrame = 0
+    private var step = 0
+    private var generator = NoiseGenerator(seed: 11)
+
+    init(room: Room) {
+        points = room.sources.filter { if case .point = $0.rendering { true } else { false } }.map(\.description.id)
+        // Sources on a motion path keep it; the others glide where they are sent.
+        movable = room.sources.filter {
+            guard case .point = $0.rendering, case .fixed = $0.description.placement else { return false }
+            return true
+        }.map(\.description.id)
+        prompt = room.scene.prompts.first?.id
+    }
+
+    func next(on controller: RoomController, at frame: Int) throws {
+        defer {
+            step += 1
+            nextFrame = frame + 2 * RoomEngine.blockFrames
+        }
+        func random(_ range: ClosedRange<Double>) -> Double {
+            range.lowerBound + (Double(generator.next()) + 1) / 2 * (range.upperBound - range.lowerBound)
+        }
+        // Every 100 ms, what the output's tick reports; otherwise one command of the cycle.
+        if step % 5 == 4 { return controller.reportEchoDelay(frames: 1_400 + Int(random(-300...300))) }
+        switch step % 50 {
+        case 0, 10, 20, 30, 40:
+            try controller.setGain(points[step / 50 % points.count], decibels: random(-12...0))
+        case 5, 15, 25, 35, 45:
+            try controller.setDucking(level: DuckingLevel.allCases[step / 5 % 4], advanced: step % 100 < 50)
+        case 11: try controller.setMuted(step % 200 < 100)
+        case 21: try controller.setEchoCancellation(step % 300 < 150 ? .on : .off)
+        case 31: try controller.setListener(position: nil, yaw: random(-90...90), pitch: nil, roll: nil)
+        case 41:
+            let id = points[step / 50 % points.count]
+            try step % 100 < 50 ? controller.stop(id) : controller.play(id)
+        case 46 where step % 350 == 46: try controller.forceRoute(step % 700 < 350 ? .speakers : nil)
+        case 47 where step % 250 == 47: if let prompt { try controller.triggerPrompt(prompt) }
+        default:
+            try controller.move(movable[step % movable.count], to: Position(random(-4...4), random(-1...1), random(-4...4)),
+                                overMilliseconds: random(50...400))
+        }
+    }
+}
+
+/// The render thread: a capture push and a render per device period, at
+/// `speed` times real time, counting only its own allocations.
+final class RenderThread: @unchecked Sendable {
+    struct Result {
+        var blocks = 0
+        var calls = 0
+        var allocations = 0
+        var cpuSeconds = 0.0
+        var outputDecibels = -Double.infinity
+    }
+
+    /// Periods a server might ask for, in frames: never the engine's block.
+    static let periods = [441, 512, 960, 333, 1_024, 480, 137]
+
+    private let live: LiveRoom
+    private let microphone: PushedAudioSource
+    private let recording: [Float]
+    private let blocks: Int
+    private let speed: Double
+    private let done = Atomic<Bool>(false)
+    private var finalResult = Result()
+
+    init(live: LiveRoom, microphone: PushedAudioSource, recording: [Float], blocks: Int, speed: Double) {
+        self.live = live
+        self.microphone = microphone
+        self.recording = recording
+        self.blocks = blocks
+        self.speed = speed
+    }
+
+    var finished: Bool { done.load(ordering: .acquiring) }
+    /// The figures, once `finished`.
+    var result: Result { finished ? finalResult : Result() }
+
+    func start() {
+        let thread = Thread { [self] in
+            finalResult = run()
+            done.store(true, ordering: .releasing)
+        }
+        thread.start()
+    }
+
+    private func run() -> Result {
+        let widest = Self.periods.max()! * ChannelLayout.surround71.channelCount
+        let output = UnsafeMutableBufferPointer<Float>.allocate(capacity: widest)
+        let captured = UnsafeMutableBufferPointer<Float>.allocate(capacity: Self.periods.max()!)
+        defer {
+            output.deallocate()
+            captured.deallocate()
+        }
+        output.initialize(repeating: 0)
+        captured.initialize(repeating: 0)
+        let endFrame = blocks * RoomEngine.blockFrames
+        let start = ContinuousClock.now
+        var result = Result(), played = 0, recordingIndex = 0, energy = 0.0
+        var previous = (frames: 0, channels: 1)
+        while live.frame < endFrame {
+            let frames = Self.periods[result.calls % Self.periods.count], channels = live.channelCount
+            let piece = UnsafeMutableBufferPointer(rebasing: output[0..<(frames * channels)])
+            let allocated = room_thread_allocation_count(), cpu = threadCPUSeconds()
+            // The capture callback: the talker's recording and the echo of the last period's left channel.
+            for index in 0..<frames {
+                let echo = index < previous.frames ? output[index * previous.channels] : 0
+                captured[index] = recording[recordingIndex] + 0.3 * echo
+                recordingIndex = (recordingIndex + 1) % recording.count
+            }
+            _ = microphone.push(UnsafeBufferPointer(rebasing: captured[0..<frames]))
+            live.render(into: piece, channels: channels)
+            result.cpuSeconds += threadCPUSeconds() - cpu
+            result.allocations += room_thread_allocation_count() - allocated
+            for sample in piece { energy += Double(sample * sample) }
+            played += frames
+            previous = (frames, channels)
+            result.calls += 1
+            let due = start + .seconds(Double(played) / Double(Room.sampleRate) / speed)
+            if due > .now { Thread.sleep(forTimeInterval: (due - .now) / .seconds(1)) }
+        }
+        result.blocks = live.frame / RoomEngine.blockFrames
+        result.outputDecibels = Level.decibels(fromLinear: (energy / Double(max(1, played * live.channelCount))).squareRoot())
+        return result
+    }
+}
+
+/// Events the room told its subscribers, by kind.
+final class EventCounts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+
+    func add(_ event: EngineEvent) {
+        let fields = try? JSONSerialization.jsonObject(with: Data(event.jsonLine.utf8)) as? [String: Any]
+        let name = fields?["event"] as? String ?? "unknown"
+        lock.withLock { counts[name, default: 0] += 1 }
+    }
+
+    var snapshot: [String: Int] { lock.withLock { counts } }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// roomd's render path allocates nothing: `roombench live` renders the
+/// tavern through LiveRoom.render in device-sized pieces, with the
+/// microphone pushed and the voice bus on, while a control thread steers
+/// it as scenectl would, and counts the render thread's heap allocations.
+///
+/// The count is of the release build, the one that ships: a debug build
+/// allocates in code the optimiser would keep on the stack. Tools/test.sh
+/// builds it before the tests.
+struct RenderAllocationTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func theRenderThreadAllocatesNothingWhileTheRoomIsSteered() throws {
+        let bench = Self.root.appendingPathComponent(".build/release/roombench").path
+        try #require(FileManager.default.isExecutableFile(atPath: bench),
+                     "no release roombench: run `swift build -c release --product roombench` first (Tools/test.sh does)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: bench)
+        process.arguments = ["live", "--blocks", "10000", "--speed", "4", "--json",
+                             "--scene", Self.root.appendingPathComponent("Scenes/tavern.yaml").path]
+        process.currentDirectoryURL = Self.root
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let figures = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any],
+                                   "roombench live printed: \(String(decoding: data, as: UTF8.self))")
+        print("roombench live: \(figures)")
+        let events = figures["events"] as? [String: Int] ?? [:]
+        #expect(figures["blocks"] as? Int ?? 0 >= 10_000)
+        #expect(figures["allocations"] as? Int == 0, "heap allocations on the render thread")
+        #expect(process.terminationStatus == 0)
+        // The steering reached the room: glides, crossfades to new renderers, the voice bus.
+        #expect(figures["commands"] as? Int ?? 0 > 1_000 && figures["refused"] as? Int == 0)
+        #expect(events["routeChanged"] ?? 0 >= 1, "forced routes crossfaded in")
+        #expect(events["echoCancellation"] ?? 0 >= 2 && events["duckingChanged"] ?? 0 >= 1)
+        #expect(events["speechStarted"] ?? 0 >= 1 && events["mutedSpeechStarted"] ?? 0 >= 1, "the uplink heard its talker")
+        #expect(figures["outputDecibels"] as? Double ?? -.infinity > -50, "the room plays")
+    }
+}
