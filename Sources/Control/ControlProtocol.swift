@@ -38,8 +38,10 @@ public enum ControlProtocol {
             guard let object = try? JSONSerialization.jsonObject(with: line), let fields = object as? [String: Any] else {
                 throw ControlError.refused("malformed request: not a JSON object on one line")
             }
-            guard let version = fields["v"] as? Int, version == ControlProtocol.version else {
-                throw ControlError.refused("protocol version \(fields["v"].map { "\($0)" } ?? "missing"); this daemon speaks \(ControlProtocol.version)")
+            // JSON's true would pass for 1 through Foundation's numbers.
+            guard let version = fields["v"], !Arguments.isBoolean(version), version as? Int == ControlProtocol.version else {
+                let shown = fields["v"].map { Arguments.isBoolean($0) ? "\($0 as? Bool == true)" : "\($0)" } ?? "missing"
+                throw ControlError.refused("protocol version \(shown); this daemon speaks \(ControlProtocol.version)")
             }
             guard let verb = fields["verb"] as? String else { throw ControlError.refused("malformed request: no \"verb\"") }
             guard let args = (fields["args"] ?? [String: Any]()) as? [String: Any] else {

@@ -66,6 +66,7 @@ public enum AudioFileReader {
 
     /// Opens `path` for reading and refuses headers no real recording has.
     private static func open(_ path: String) throws -> (OpaquePointer, SF_INFO) {
+        try AudioFileProblem.refuseWaitingFile(path)
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
             throw SndFileError.pending("sf_open", path: path, file: nil)

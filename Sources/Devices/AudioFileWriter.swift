@@ -57,6 +57,7 @@ public final class AudioFileWriter {
             throw SndFileError(call: "sf_format_check", path: path,
                                reason: "\(format) with \(channelCount) channels at \(sampleRate) Hz is not a valid format")
         }
+        try AudioFileProblem.refuseWaitingFile(path)
         guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw SndFileError.pending("sf_open", path: path, file: nil)
         }

@@ -27,6 +27,9 @@ public enum SceneLoader {
             throw refuse("scene file not found")
         }
         guard !isDirectory.boolValue else { throw refuse("is a folder, not a scene file") }
+        // A pipe would wait for a writer, a device might never end.
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { throw refuse("is not a regular file") }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw refuse("scene file is not readable") }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: maximumFileBytes + 1)) ?? Data()
