@@ -101,54 +101,12 @@ public final class PulseServer: @unchecked Sendable {
 
     /// Starts `tool` (a path, or found on PATH) against this server, with its standard
     /// streams from and to files.
-    ///
-    /// With posix_spawn rather than Foundation's Process, for two reasons:
-    /// the daemon closes the descriptors it inherits, which Process takes
-    /// for its exit, blocking its monitor thread in waitpid and hanging every
-    /// later Process; and the child must not inherit the signal mask of the
-    /// test's thread (libdispatch's threads block SIGTERM and SIGINT).
     public func spawn(_ tool: String, _ arguments: [String], input: String = "/dev/null",
                       output: String = "/dev/null", errors: String = "/dev/null") throws -> Child {
-        guard let path = tool.hasPrefix("/") ? tool : Self.executable(tool) else { throw PulseServerError("\(tool) is not on PATH") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid = pid_t()
-        let status = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard status == 0 else { throw PulseServerError("posix_spawn \(tool): \(String(cString: strerror(status)))") }
-        return Child(pid: pid)
+        try ChildProcess.spawn(tool, arguments, environment: environment, input: input, output: output, errors: errors)
     }
 
-    /// A process `spawn` started.
-    public struct Child: Sendable {
-        public let pid: pid_t
-
-        public func signal(_ signal: Int32) { _ = Foundation.kill(pid, signal) }
-
-        /// Waits for the process to end; its exit status, or 128 + the signal that ended it.
-        @discardableResult
-        public func wait() -> Int32 {
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-            return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
-        }
-
-        /// Whether the process is still running (not yet waited for).
-        public var isRunning: Bool { waitpid(pid, nil, WNOHANG) == 0 }
-    }
+    public typealias Child = ChildProcess
 
     private func start() throws {
         // -n: only our script's modules. As root the daemon warns but runs, since --system=false.
@@ -175,7 +133,7 @@ public final class PulseServer: @unchecked Sendable {
         self.daemon = nil
     }
 
-    private static func executable(_ name: String) -> String? {
+    static func executable(_ name: String) -> String? {
         let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         return folders.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }

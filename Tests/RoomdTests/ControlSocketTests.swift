@@ -1,0 +1,274 @@
+import AudioMeasurements
+import Devices
+import Foundation
+import Testing
+
+/// The control socket against clients that misbehave: each gets an error
+/// reply or a clean close, roomd stays up, its memory stays bounded, and
+/// the room keeps its state. roomd runs with no sound server here, on its
+/// own clock; the socket is the same.
+@Suite(.serialized)
+struct ControlSocketTests {
+    @Test func badRequestsGetAnErrorAndTheConnectionGoesOn() throws {
+        let daemon = try RoomDaemon()
+        let client = try RawClient(path: daemon.socket)
+        let cases: [(line: String, says: String)] = [
+            ("{not json", "malformed request"),
+            ("\"just a string\"", "malformed request"),
+            (String(repeating: "[", count: 60_000), "malformed request"),
+            (String(repeating: "{\"a\":", count: 10_000) + "1" + String(repeating: "}", count: 10_000), "malformed request"),
+            ("{\"v\":2,\"verb\":\"status\"}", "protocol version 2"),
+            ("{\"v\":true,\"verb\":\"status\"}", "protocol version true"),
+            ("{\"verb\":\"status\"}", "protocol version missing"),
+            ("{\"v\":1}", "no \"verb\""),
+            ("{\"v\":1,\"verb\":\"status\",\"args\":[1]}", "\"args\" must be an object"),
+            ("{\"v\":1,\"verb\":\"explode\"}", "unknown verb \"explode\"; the verbs are status, load"),
+            ("{\"v\":1,\"verb\":\"gain\",\"args\":{\"id\":\"tone\",\"db\":\"loud\"}}", "gain: db: loud: expected a number"),
+            ("{\"v\":1,\"verb\":\"gain\",\"args\":{\"id\":\"tone\",\"db\":1e999}}", "malformed request"),
+            ("{\"v\":1,\"verb\":\"gain\",\"args\":{\"id\":\"tone\",\"db\":500}}", "out of range -120.0...24.0"),
+            ("{\"v\":1,\"verb\":\"move\",\"args\":{\"id\":\"tone\",\"position\":[1,2,\"x\"]}}", "expected [x, y, z] in metres"),
+            ("{\"v\":1,\"verb\":\"move\",\"args\":{\"id\":\"bard\",\"position\":[1,2,3]}}", "no source \"bard\" in this room; it has tone"),
+            ("{\"v\":1,\"verb\":\"mute\",\"args\":{\"on\":1}}", "mute: on: 1: expected true or false"),
+            ("{\"v\":1,\"verb\":\"load\",\"args\":{\"path\":\"/dev/zero\"}}", "is not a regular file"),
+            ("{\"v\":1,\"verb\":\"load\",\"args\":{\"path\":\"\(daemon.fifo)\"}}", "is not a regular file"),
+            ("{\"v\":1,\"verb\":\"mic\",\"args\":{\"file\":\"\(daemon.fifo)\"}}", "is a pipe or a socket"),
+            ("{\"v\":1,\"verb\":\"sink\",\"args\":{\"record\":\"\(daemon.fifo)\"}}", "is a pipe or a socket"),
+        ]
+        for (line, says) in cases {
+            try client.send(Array((line + "\n").utf8))
+            let reply = try #require(client.readLine(), "a reply to \(line.prefix(60))")
+            let object = try #require(RawClient.object(reply), "a JSON reply: \(reply.prefix(200))")
+            #expect(object["ok"] as? Bool == false && object["v"] as? Int == 1)
+            #expect((object["error"] as? String)?.contains(says) == true, "\(line.prefix(60)) -> \(reply.prefix(300))")
+        }
+        // Invalid UTF-8 and NULs.
+        try client.send([0x00, 0xff, 0xfe, 0x20, 0x80, 0x0a])
+        #expect(RawClient.object(client.readLine() ?? "")?["error"] as? String == "malformed request: not a JSON object on one line")
+        // After all that, the same connection still works and the room is as it was.
+        let status = try client.request("{\"v\":1,\"verb\":\"status\"}")
+        let tone = try #require((status["result"] as? [String: Any])?["sources"] as? [[String: Any]]).first
+        #expect(tone?["gain"] as? Double == 0 && tone?["position"] as? [Double] == [-2, 0, 0])
+        #expect(daemon.child.isRunning)
+    }
+
+    @Test func anOversizedLineIsRefusedAndClosed() throws {
+        let daemon = try RoomDaemon()
+        for ending in ["", "\n"] {
+            let client = try RawClient(path: daemon.socket)
+            try client.send(Array((String(repeating: "x", count: 70 * 1_024) + ending).utf8))
+            let (lines, closed) = client.readUntilClosed()
+            #expect(lines == ["{\"error\":\"request longer than 65536 bytes; closing\",\"ok\":false,\"v\":1}"])
+            #expect(closed, "the connection is closed after the refusal")
+        }
+        #expect(try RawClient(path: daemon.socket).request("{\"v\":1,\"verb\":\"status\"}")["ok"] as? Bool == true)
+    }
+
+    /// A hundred clients at once, then more than the daemon serves, then
+    /// clients that leave mid-line or never read their replies, in rounds:
+    /// the daemon answers everyone it admits, refuses the rest in words,
+    /// and its memory after the last round is what it was after the first.
+    @Test func crowdsAndDesertersStayBounded() throws {
+        let daemon = try RoomDaemon()
+        _ = try RawClient(path: daemon.socket).request("{\"v\":1,\"verb\":\"gain\",\"args\":{\"id\":\"tone\",\"db\":-6}}")
+        var resident: [Int] = []
+        for round in 0..<6 {
+            // A hundred at once, each asking for the status.
+            do {
+                let hundred = try (0..<100).map { _ in try RawClient(path: daemon.socket) }
+                for client in hundred { try client.send(Array("{\"v\":1,\"verb\":\"status\"}\n".utf8)) }
+                let answered = hundred.filter { RawClient.object($0.readLine() ?? "")?["ok"] as? Bool == true }.count
+                #expect(answered == 100, "round \(round): \(answered) of 100 answered")
+            }
+            // The daemon sees them go before the next crowd comes.
+            Thread.sleep(forTimeInterval: 0.3)
+
+            // 300 at once: up to 256 are served, the rest told so and closed.
+            do {
+                let crowd = try (0..<300).map { _ in try RawClient(path: daemon.socket) }
+                Thread.sleep(forTimeInterval: 0.3)
+                for client in crowd { try client.send(Array("{\"v\":1,\"verb\":\"mute\",\"args\":{\"on\":\"yes\"}}\n".utf8)) }
+                let replies = crowd.map { RawClient.object($0.readLine() ?? "")?["error"] as? String ?? "" }
+                let refused = replies.filter { $0.contains("serves 256 clients at once") }.count
+                let served = replies.filter { $0.contains("mute: on: yes") }.count
+                // Clients of the round before may not all have been seen to go yet.
+                #expect(served + refused == 300 && served <= 256 && refused >= 44, "round \(round): \(served) served, \(refused) refused")
+            }
+            Thread.sleep(forTimeInterval: 0.3)
+
+            // Gone mid-line, and gone without reading a thousand pipelined replies.
+            for _ in 0..<50 {
+                let client = try RawClient(path: daemon.socket)
+                try client.send(Array("{\"v\":1,\"verb\":\"move\",\"args\":{\"id\":\"to".utf8))
+            }
+            do {
+                let greedy = try RawClient(path: daemon.socket)
+                try greedy.send(Array(String(repeating: "{\"v\":1,\"verb\":\"status\"}\n", count: 1_000).utf8))
+            }
+            Thread.sleep(forTimeInterval: 1)
+            resident.append(try #require(daemon.child.residentBytes))
+        }
+        let growth = resident.last! - resident.first!
+        print("roomd resident memory after each round: \(resident.map { String(format: "%.1f MB", Double($0) / 1_048_576) }); growth after the first: \(growth / 1_024) KiB")
+        #expect(growth < 4 << 20, "memory stays bounded round after round")
+        #expect(daemon.child.isRunning)
+        let status = try RawClient(path: daemon.socket).request("{\"v\":1,\"verb\":\"status\"}")
+        let tone = try #require((status["result"] as? [String: Any])?["sources"] as? [[String: Any]]).first
+        #expect(tone?["gain"] as? Double == -6, "the room keeps its state")
+    }
+
+    /// Requests mutated at random, byte by byte, from valid ones: every
+    /// line gets exactly one JSON reply, and the daemon stays up.
+    @Test func mutatedRequestsEachGetOneReply() throws {
+        let daemon = try RoomDaemon()
+        let valid = [
+            "{\"v\":1,\"verb\":\"status\"}",
+            "{\"v\":1,\"verb\":\"move\",\"args\":{\"id\":\"tone\",\"position\":[1,0,-2],\"overMs\":100}}",
+            "{\"v\":1,\"verb\":\"gain\",\"args\":{\"id\":\"tone\",\"db\":-3}}",
+            "{\"v\":1,\"verb\":\"listener\",\"args\":{\"yaw\":30}}",
+            "{\"v\":1,\"verb\":\"route\",\"args\":{\"route\":\"speakers\"}}",
+            "{\"v\":1,\"verb\":\"duck\",\"args\":{\"level\":\"max\"}}",
+        ].map { Array($0.utf8) }
+        let alphabet = Array("{}[]\":,0123456789.-eE truefalsnl\\u".utf8) + [0x00, 0x7f, 0xc3, 0xff]
+        var state: UInt64 = 0x5eed
+        func random(_ count: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(state >> 33) % count
+        }
+        let client = try RawClient(path: daemon.socket)
+        var answered = 0, accepted = 0
+        for _ in 0..<2_000 {
+            var line = valid[random(valid.count)]
+            for _ in 0...random(4) {
+                let at = random(line.count)
+                switch random(3) {
+                case 0: line[at] = alphabet[random(alphabet.count)]
+                case 1: line.insert(alphabet[random(alphabet.count)], at: at)
+                default: line.remove(at: at)
+                }
+            }
+            line.removeAll { $0 == 0x0a }
+            try client.send(line + [0x0a])
+            guard let reply = client.readLine(), let object = RawClient.object(reply), let ok = object["ok"] as? Bool else {
+                Issue.record("no JSON reply to \(String(decoding: line, as: UTF8.self))")
+                break
+            }
+            answered += 1
+            if ok { accepted += 1 }
+        }
+        print("mutated requests: \(answered) answered, \(accepted) of them still valid enough to carry out")
+        #expect(answered == 2_000)
+        #expect(daemon.child.isRunning)
+    }
+}
+
+/// roomd on a scene of one tone, with no sound server.
+final class RoomDaemon {
+    let folder: String
+    let socket: String
+    /// A named pipe in the folder, for requests that name one.
+    let fifo: String
+    let child: ChildProcess
+
+    init() throws {
+        folder = "/tmp/roomd-test-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        socket = folder + "/roomd.sock"
+        fifo = folder + "/pipe"
+        mkfifo(fifo, 0o600)
+        let writer = try AudioFileWriter(path: folder + "/tone.wav", format: .wavFloat, channelCount: 1, sampleRate: 48_000)
+        try Signals.sine(frequency: 1_000, frames: 48_000, amplitude: 0.25).withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+        try writer.close()
+        try LiveRoom.Scene.tone(at: [-2, 0, 0]).text.write(toFile: folder + "/room.yaml", atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = "unix:\(folder)/no-server"
+        environment["XDG_RUNTIME_DIR"] = folder
+        child = try ChildProcess.spawn(LiveRoom.product("roomd"), [folder + "/room.yaml", "--socket", socket, "--output", folder + "/room.wav"],
+                                       environment: environment, output: folder + "/roomd.out", errors: folder + "/roomd.err")
+        let deadline = Date().addingTimeInterval(10)
+        while (try? RawClient(path: socket).request("{\"v\":1,\"verb\":\"status\"}")) == nil {
+            guard child.isRunning, Date() < deadline else {
+                throw PulseServerError("roomd did not start: " + ((try? String(contentsOfFile: folder + "/roomd.err", encoding: .utf8)) ?? ""))
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    deinit {
+        child.signal(SIGTERM)
+        child.wait()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}
+
+/// A client of the control socket at the level of bytes, so a test can send what scenectl never would.
+final class RawClient {
+    private let descriptor: Int32
+    private var pending: [UInt8] = []
+
+    init(path: String) throws {
+        descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            for (index, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw PulseServerError("connect \(path): \(String(cString: strerror(errno)))")
+        }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends every byte; a daemon that has closed the connection is not an error here.
+    func send(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EPIPE || errno == ECONNRESET) { return }
+            guard count >= 0 else { throw PulseServerError("send: \(String(cString: strerror(errno)))") }
+            sent += count
+        }
+    }
+
+    /// The next line, or nil when the daemon closed the connection or said nothing for 10 s.
+    func readLine() -> String? {
+        while true {
+            if let newline = pending.firstIndex(of: 0x0a) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            pending += chunk[..<count]
+        }
+    }
+
+    /// Every line until the daemon closes the connection; whether it did, rather than falling silent.
+    func readUntilClosed() -> (lines: [String], closed: Bool) {
+        var lines: [String] = []
+        while let line = readLine() { lines.append(line) }
+        var byte: UInt8 = 0
+        return (lines, recv(descriptor, &byte, 1, 0) == 0)
+    }
+
+    /// Sends one request line and reads its reply.
+    func request(_ line: String) throws -> [String: Any] {
+        try send(Array((line + "\n").utf8))
+        guard let reply = readLine(), let object = Self.object(reply) else { throw PulseServerError("no reply to \(line)") }
+        return object
+    }
+
+    static func object(_ line: String) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    }
+}
