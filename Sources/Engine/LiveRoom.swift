@@ -192,9 +192,3 @@ extension RoomEngine {
         }
     }
 }
-
-extension Room {
-    func hasCrowd(_ levelOfDetail: LevelOfDetail) -> Bool {
-        sources.filter(\.isCrowdCandidate).count > levelOfDetail.crowdThreshold
-    }
-}

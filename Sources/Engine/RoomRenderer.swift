@@ -106,7 +106,8 @@ public final class RoomRenderer {
         func bus(_ algorithm: RenderAlgorithm) throws -> Bus {
             if let bus = buses[algorithm] { return bus }
             let mixer = try SpatialMixer(algorithm: algorithm, layout: algorithm == .hrtf ? .stereo : route.layout,
-                                         sampleRate: Room.sampleRate, sources: max(256, 2 * room.sources.count + 64))
+                                         sampleRate: Room.sampleRate, sources: max(256, 2 * room.sources.count + 64),
+                                         voices: room.playingVoices(levelOfDetail))
             try mixer.setDistanceModel(scene.distance)
             try mixer.setListener(position: scene.listenerPosition, orientation: scene.listenerOrientation)
             if let reverb = scene.reverb { try mixer.setReverb(reverb.preset, levelDecibels: reverb.levelDecibels) }
@@ -490,5 +491,25 @@ extension RoomSource {
     var isCrowdCandidate: Bool {
         guard case .point(nil) = rendering else { return false }
         return description.inHead == .mono
+    }
+}
+
+extension Room {
+    func hasCrowd(_ levelOfDetail: LevelOfDetail) -> Bool {
+        sources.filter(\.isCrowdCandidate).count > levelOfDetail.crowdThreshold
+    }
+
+    /// The most OpenAL voices a mix of this room plays at once, for its
+    /// mixers to make ready: a voice per channel of a bed, one per other
+    /// source, a crowd's voices alone and as many fading out, and room for
+    /// the sound field's streams.
+    func playingVoices(_ levelOfDetail: LevelOfDetail) -> Int {
+        let crowd = hasCrowd(levelOfDetail)
+        let members = sources.reduce(0) { count, source in
+            if crowd && source.isCrowdCandidate { return count }
+            if case .bed = source.rendering { return count + source.audio.channelCount }
+            return count + 1
+        }
+        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + 32
     }
 }

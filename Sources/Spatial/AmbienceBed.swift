@@ -24,7 +24,7 @@ public final class AmbienceBed {
     }
 
     func updateOrientation() throws {
-        try voice.set(AL_ORIENTATION, orientation: mixer.inListenerFrame(orientation), "alSourcefv(AL_ORIENTATION)")
+        try voice.setOrientation(mixer.inListenerFrame(orientation))
     }
 
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }

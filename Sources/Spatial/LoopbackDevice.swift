@@ -15,8 +15,10 @@ final class LoopbackDevice {
     private let device: OpaquePointer
     private let context: OpaquePointer
 
-    /// - Parameter sources: how many sources the context may hold; OpenAL Soft's default is 256.
-    init(sampleRate: Int, layout: ChannelLayout, hrtf: Bool, sources: Int = 256) throws {
+    /// - Parameters:
+    ///   - sources: how many sources the context may hold; OpenAL Soft's default is 256.
+    ///   - voices: how many of them may play at once without the render thread allocating.
+    init(sampleRate: Int, layout: ChannelLayout, hrtf: Bool, sources: Int = 256, voices: Int = 64) throws {
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else {
             throw OpenALError(call: "alcLoopbackOpenDeviceSOFT", code: alcGetError(nil))
         }
@@ -63,43 +65,52 @@ final class LoopbackDevice {
             throw OpenALError(call: "alcCreateContext", code: ALC_INVALID_VALUE,
                               detail: "HRTF was forced on by the OpenAL configuration (hrtf = true)")
         }
-        // Callers ask for twice the sources they play, and then some.
-        try primePropertyContainers(voices: sources / 2)
+        try prime(voices: voices)
     }
 
-    /// OpenAL Soft hands every change to a playing source, and to the
-    /// listener, to its mixer in a container from one of the context's free
-    /// lists, and allocates a container when the list is empty; each mix
-    /// puts them back. A new context's lists are empty, so its first changes
-    /// on the render thread would allocate. Playing `voices` one-sample
-    /// sources, changing one of them again, changing the listener three
-    /// times and mixing one frame leaves a container for each of those
-    /// voices plus one in flight, and two for the listener: as many as the
-    /// changes between two mixes take while no more than `voices` play.
+    /// Plays of up to this many sources at once never grow the context's voice array.
+    static let playHeadroom = 64
+
+    /// Readies the context for `voices` playing at once, so that changes
+    /// and plays on the render thread take nothing from the heap.
     ///
-    /// It also grows its voice array, allocating, whenever a play would pass
-    /// the most voices ever used, even with voices free: so the priming uses
-    /// no more than half of the context's 256 voices until it needs more.
-    private func primePropertyContainers(voices: Int) throws {
+    /// OpenAL Soft 1.19 hands every change to a playing source, and to the
+    /// listener, to its mixer in a container from one of the context's free
+    /// lists, allocating one when the list is empty; each mix puts them
+    /// back, and a new context's lists are empty. Playing the voices as
+    /// one-sample sources, changing one of them again, changing the listener
+    /// twice and mixing a frame leaves a container for every voice plus one
+    /// in flight, and two for the listener: what the changes between two
+    /// mixes take while no more voices play.
+    ///
+    /// It also grows its voice array whenever a play of n sources would
+    /// take the most voices it has ever used within n of the array's size,
+    /// free voices or not. Playing `playHeadroom` of the ended sources again
+    /// grows it now, on this thread, and reuses their voices.
+    private func prime(voices requested: Int) throws {
+        let voices = max(requested, Self.playHeadroom)
         try withContext {
             var buffer: ALuint = 0
             alGenBuffers(1, &buffer)
-            var silence: Float = 0
-            alBufferData(buffer, AL_FORMAT_MONO_FLOAT32, &silence, ALsizei(MemoryLayout<Float>.size), ALsizei(sampleRate))
             var names = [ALuint](repeating: 0, count: voices)
             alGenSources(ALsizei(voices), &names)
+            defer {
+                alSourceStopv(ALsizei(voices), names)
+                alDeleteSources(ALsizei(voices), names)
+                alDeleteBuffers(1, &buffer)
+            }
             try OpenALError.check("alGenSources (priming \(voices) voices)")
+            var silence: Float = 0
+            alBufferData(buffer, AL_FORMAT_MONO_FLOAT32, &silence, ALsizei(MemoryLayout<Float>.size), ALsizei(sampleRate))
             for name in names { alSourcei(name, AL_BUFFER, ALint(buffer)) }
+            var frame = [Float](repeating: 0, count: layout.channelCount)
             alSourcePlayv(ALsizei(voices), names)
             alSourcef(names[0], AL_PITCH, 1)
-            for _ in 0..<3 { alListenerf(AL_GAIN, 1) }
-            try OpenALError.check("alSourcePlayv (priming \(voices) voices)")
-            var frame = [Float](repeating: 0, count: layout.channelCount)
+            for _ in 0..<2 { alListenerf(AL_GAIN, 1) }
             alcRenderSamplesSOFT(device, &frame, 1)
-            alSourceStopv(ALsizei(voices), names)
-            alDeleteSources(ALsizei(voices), names)
-            alDeleteBuffers(1, &buffer)
-            try OpenALError.check("alDeleteSources (priming \(voices) voices)")
+            alSourcePlayv(ALsizei(Self.playHeadroom), names)
+            alcRenderSamplesSOFT(device, &frame, 1)
+            try OpenALError.check("alSourcePlayv (priming \(voices) voices)")
         }
     }
 

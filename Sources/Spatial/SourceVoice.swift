@@ -110,10 +110,11 @@ extension OpenALSource {
         }
     }
 
-    func set(_ parameter: ALenum, orientation: Rotation, _ call: String) throws {
+    /// Points a source with a direction of its own, such as an ambisonic bed, by AL_ORIENTATION.
+    func setOrientation(_ orientation: Rotation) throws {
         try device.withContext {
-            orientation.withAtAndUp { alSourcefv(name, parameter, $0) }
-            try OpenALError.check(call)
+            orientation.withAtAndUp { alSourcefv(name, AL_ORIENTATION, $0) }
+            try OpenALError.check("alSourcefv(AL_ORIENTATION)")
         }
     }
 }

@@ -28,12 +28,13 @@ public final class SpatialMixer {
     /// - Parameters:
     ///   - layout: the channels to render; HRTF renders two ears.
     ///   - sources: how many OpenAL sources it may hold at once.
-    public init(algorithm: RenderAlgorithm, layout: ChannelLayout, sampleRate: Int = 48_000, sources: Int = 256) throws {
+    ///   - voices: how many of them may play at once without the render thread allocating.
+    public init(algorithm: RenderAlgorithm, layout: ChannelLayout, sampleRate: Int = 48_000, sources: Int = 256, voices: Int = 64) throws {
         precondition(algorithm != .hrtf || layout == .stereo, "HRTF renders two ears")
         precondition(algorithm != .soundField, "the engine pans sound fields itself")
         self.algorithm = algorithm
         self.sampleRate = sampleRate
-        device = try LoopbackDevice(sampleRate: sampleRate, layout: layout, hrtf: algorithm == .hrtf, sources: sources)
+        device = try LoopbackDevice(sampleRate: sampleRate, layout: layout, hrtf: algorithm == .hrtf, sources: sources, voices: voices)
         try setDistanceModel(DistanceModel())
     }
 
