@@ -66,7 +66,11 @@ public enum AudioFileReader {
 
     /// Opens `path` for reading and refuses headers no real recording has.
     private static func open(_ path: String) throws -> (OpaquePointer, SF_INFO) {
-        try AudioFileProblem.refuseWaitingFile(path)
+        switch FileKind(path: path) {
+        // A pipe or a device could keep the reader waiting, or reading, forever.
+        case .pipe, .device: throw AudioFileProblem(path: path, reason: "is not a regular file")
+        case .missing, .regular, .directory: break
+        }
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
             throw SndFileError.pending("sf_open", path: path, file: nil)

@@ -57,7 +57,8 @@ public final class AudioFileWriter {
             throw SndFileError(call: "sf_format_check", path: path,
                                reason: "\(format) with \(channelCount) channels at \(sampleRate) Hz is not a valid format")
         }
-        try AudioFileProblem.refuseWaitingFile(path)
+        // Opening a pipe to write waits for a reader; a device such as /dev/null is fine.
+        if FileKind(path: path) == .pipe { throw AudioFileProblem(path: path, reason: "is a pipe or a socket, not a file to write") }
         guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw SndFileError.pending("sf_open", path: path, file: nil)
         }

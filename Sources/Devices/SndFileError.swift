@@ -1,9 +1,5 @@
 import CSndFile
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A failed libsndfile call, naming the call, the file and libsndfile's reason.
 public struct SndFileError: Error, Sendable, Equatable, CustomStringConvertible {
     public let call: String
@@ -30,15 +26,4 @@ public struct AudioFileProblem: Error, Sendable, Equatable, CustomStringConverti
     public let reason: String
 
     public var description: String { "\(path): \(reason)" }
-
-    /// A pipe or a socket at `path`: opening one waits for whoever is at the
-    /// other end, which would hang the control side that asked.
-    static func refuseWaitingFile(_ path: String) throws {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return }
-        let type = status.st_mode & S_IFMT
-        if type == S_IFIFO || type == S_IFSOCK {
-            throw AudioFileProblem(path: path, reason: "is a pipe or a socket, not an audio file")
-        }
-    }
 }

@@ -1,3 +1,4 @@
+import AudioCore
 import Foundation
 import Spatial
 import Yams
@@ -22,14 +23,13 @@ public enum SceneLoader {
         func refuse(_ reason: String) -> SceneValidationError {
             SceneValidationError(issues: [SceneIssue(file: path, line: nil, field: "", reason: reason)])
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw refuse("scene file not found")
-        }
-        guard !isDirectory.boolValue else { throw refuse("is a folder, not a scene file") }
+        switch FileKind(path: path) {
+        case .missing: throw refuse("scene file not found")
+        case .directory: throw refuse("is a folder, not a scene file")
         // A pipe would wait for a writer, a device might never end.
-        var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { throw refuse("is not a regular file") }
+        case .pipe, .device: throw refuse("is not a regular file")
+        case .regular: break
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw refuse("scene file is not readable") }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: maximumFileBytes + 1)) ?? Data()

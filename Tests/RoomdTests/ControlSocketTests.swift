@@ -31,7 +31,8 @@ struct ControlSocketTests {
             ("{\"v\":1,\"verb\":\"mute\",\"args\":{\"on\":1}}", "mute: on: 1: expected true or false"),
             ("{\"v\":1,\"verb\":\"load\",\"args\":{\"path\":\"/dev/zero\"}}", "is not a regular file"),
             ("{\"v\":1,\"verb\":\"load\",\"args\":{\"path\":\"\(daemon.fifo)\"}}", "is not a regular file"),
-            ("{\"v\":1,\"verb\":\"mic\",\"args\":{\"file\":\"\(daemon.fifo)\"}}", "is a pipe or a socket"),
+            ("{\"v\":1,\"verb\":\"mic\",\"args\":{\"file\":\"\(daemon.fifo)\"}}", "is not a regular file"),
+            ("{\"v\":1,\"verb\":\"mic\",\"args\":{\"file\":\"/dev/zero\"}}", "is not a regular file"),
             ("{\"v\":1,\"verb\":\"sink\",\"args\":{\"record\":\"\(daemon.fifo)\"}}", "is a pipe or a socket"),
         ]
         for (line, says) in cases {
