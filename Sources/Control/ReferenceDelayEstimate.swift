@@ -11,12 +11,13 @@ import Engine
 /// the last two seconds of readings, less a margin, and moves only when
 /// that moves by more than 10 ms: a new stream, another device. A reference
 /// a little early costs the canceller a few taps of its 0.42 s; a late one
-/// would leave the echo's start uncancelled.
+/// would leave the echo's start uncancelled. The margin is as wide as the
+/// hysteresis, so the delay held is never later than the percentile.
 struct ReferenceDelayEstimate {
     /// Readings every 100 ms: two seconds of them.
     static let window = 20
-    static let margin = Room.sampleRate * 5 / 1000
     static let hysteresis = Room.sampleRate * 10 / 1000
+    static let margin = hysteresis
 
     private var readings: [Int] = []
     private var next = 0

@@ -228,7 +228,8 @@ final class RenderThread: @unchecked Sendable {
             if due > .now { Thread.sleep(forTimeInterval: (due - .now) / .seconds(1)) }
         }
         result.blocks = live.frame / RoomEngine.blockFrames
-        result.outputDecibels = Level.decibels(fromLinear: (energy / Double(max(1, played * live.channelCount))).squareRoot())
+        // Floored, so that JSON can carry silence.
+        result.outputDecibels = max(-200, Level.decibels(fromLinear: (energy / Double(max(1, played * live.channelCount))).squareRoot()))
         return result
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A process a test starts, with its standard streams from and to files.
 ///
@@ -7,8 +8,12 @@ import Foundation
 /// Process takes for its exit, blocking its monitor thread in waitpid and
 /// hanging every later Process; and the child must not inherit the signal
 /// mask of the test's thread (libdispatch's threads block SIGTERM and SIGINT).
-public struct ChildProcess: Sendable {
+public final class ChildProcess: Sendable {
     public let pid: pid_t
+    /// Its exit status once reaped, by `wait` or by `isRunning`.
+    private let reaped = Mutex<Int32?>(nil)
+
+    private init(pid: pid_t) { self.pid = pid }
 
     /// Starts `tool` (a path, or found on PATH) with `environment` as its whole environment.
     public static func spawn(_ tool: String, _ arguments: [String], environment: [String: String], input: String = "/dev/null",
@@ -36,18 +41,30 @@ public struct ChildProcess: Sendable {
         return ChildProcess(pid: pid)
     }
 
-    public func signal(_ signal: Int32) { _ = Foundation.kill(pid, signal) }
-
-    /// Waits for the process to end; its exit status, or 128 + the signal that ended it.
-    @discardableResult
-    public func wait() -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
+    /// Signals the process, unless it has been reaped and its pid may be another's.
+    public func signal(_ signal: Int32) {
+        reaped.withLock { status in if status == nil { _ = Foundation.kill(pid, signal) } }
     }
 
-    /// Whether the process is still running (not yet waited for).
-    public var isRunning: Bool { waitpid(pid, nil, WNOHANG) == 0 }
+    /// Waits for the process to end; its exit status, 128 + the signal that
+    /// ended it, or -1 if it is not this process's child.
+    @discardableResult
+    public func wait() -> Int32 { reap(options: 0) ?? -1 }
+
+    /// Whether the process is still running.
+    public var isRunning: Bool { reap(options: WNOHANG) == nil }
+
+    private func reap(options: Int32) -> Int32? {
+        reaped.withLock { reaped in
+            if let reaped { return reaped }
+            var status: Int32 = 0
+            var result: pid_t
+            repeat { result = waitpid(pid, &status, options) } while result == -1 && errno == EINTR
+            guard result == pid else { return nil }
+            reaped = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
+            return reaped
+        }
+    }
 
     /// Its resident memory in bytes, from /proc.
     public var residentBytes: Int? {

@@ -35,7 +35,7 @@ public final class PulseServer: @unchecked Sendable {
     /// This process's environment pointed at the private server, for child processes.
     public let environment: [String: String]
     private let script: String
-    private var daemon: Child?
+    private var daemon: ChildProcess?
 
     public init(sinks: [NullSink] = standardSinks, defaultSink: String = "phones",
                 defaultSource: String = "mic_feed.monitor") throws {
@@ -102,11 +102,9 @@ public final class PulseServer: @unchecked Sendable {
     /// Starts `tool` (a path, or found on PATH) against this server, with its standard
     /// streams from and to files.
     public func spawn(_ tool: String, _ arguments: [String], input: String = "/dev/null",
-                      output: String = "/dev/null", errors: String = "/dev/null") throws -> Child {
+                      output: String = "/dev/null", errors: String = "/dev/null") throws -> ChildProcess {
         try ChildProcess.spawn(tool, arguments, environment: environment, input: input, output: output, errors: errors)
     }
-
-    public typealias Child = ChildProcess
 
     private func start() throws {
         // -n: only our script's modules. As root the daemon warns but runs, since --system=false.

@@ -118,11 +118,13 @@ struct LiveRoomTests {
             try room.scenectl("aec", "off")
             Thread.sleep(forTimeInterval: 4)
             try room.scenectl("aec", "on")
-            Thread.sleep(forTimeInterval: 5)
+            // Five seconds to measure, and time for the recorder to write them.
+            Thread.sleep(forTimeInterval: 5.5)
         })
         let switches = events.filter { $0["event"] as? String == "echoCancellation" }.compactMap { $0["t"] as? Double }
         try #require(switches.count == 2, "aec off and on: \(events)")
         let uplink = try AudioFileReader.read(path: room.uplink).monoSamples(at: 48_000)
+        try #require(uplink.count >= Int((switches[1] + 5) * 48_000), "the uplink recording covers the switches")
         func level(_ from: Double, _ to: Double) -> Double {
             Measure.rmsDecibels(Array(uplink[Int(from * 48_000)..<min(uplink.count, Int(to * 48_000))]))
         }
@@ -142,7 +144,7 @@ final class LiveRoom {
     let socket: String
     /// Where roomd records the uplink, when it does.
     let uplink: String
-    private let daemon: PulseServer.Child
+    private let daemon: ChildProcess
 
     struct Scene {
         let text: String
@@ -279,7 +281,8 @@ final class LiveRoom {
     func events(during body: () throws -> Void) throws -> [[String: Any]] {
         let file = folder + "/events-\(UUID().uuidString.prefix(6)).jsonl"
         let watcher = try server.spawn(Self.product("scenectl"), ["events", "--socket", socket], output: file)
-        Thread.sleep(forTimeInterval: 0.3)
+        // Time to start and subscribe, even on a loaded machine.
+        Thread.sleep(forTimeInterval: 1)
         try body()
         watcher.signal(SIGTERM)
         watcher.wait()

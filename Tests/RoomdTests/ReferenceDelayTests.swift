@@ -22,6 +22,19 @@ struct ReferenceDelayTests {
         #expect(estimate.delay.map(Self.settled(around: 1_440).contains) == true)
     }
 
+    /// However the readings come, the delay held is never later than the low percentile of those in the window.
+    @Test func isNeverLaterThanTheReadings() {
+        var estimate = ReferenceDelayEstimate()
+        // A 10 ms swing that starts at its top, then a path 8 ms shorter.
+        let readings = (0..<40).map { 1_440 + 240 - ($0 * 379) % 480 } + (0..<40).map { 1_056 + 240 - ($0 * 379) % 480 }
+        for (index, reading) in readings.enumerated() {
+            _ = estimate.update(reading: reading)
+            let window = readings[max(0, index - ReferenceDelayEstimate.window + 1)...index].sorted()
+            let percentile = window[window.count / 10]
+            #expect(estimate.delay.map { $0 <= percentile } == true, "reading \(index): delay \(estimate.delay ?? -1) after a low of \(percentile)")
+        }
+    }
+
     @Test func followsALongerPathWithinTwoSeconds() {
         var estimate = ReferenceDelayEstimate()
         for reading in Self.swinging(around: 1_440, count: 50) { _ = estimate.update(reading: reading) }

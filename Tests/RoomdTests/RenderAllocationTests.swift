@@ -14,8 +14,17 @@ struct RenderAllocationTests {
 
     @Test func theRenderThreadAllocatesNothingWhileTheRoomIsSteered() throws {
         let bench = Self.root.appendingPathComponent(".build/release/roombench").path
-        try #require(FileManager.default.isExecutableFile(atPath: bench),
-                     "no release roombench: run `swift build -c release --product roombench` first (Tools/test.sh does)")
+        let build = "run `swift build -c release --product roombench` first (Tools/test.sh does)"
+        try #require(FileManager.default.isExecutableFile(atPath: bench), "no release roombench: \(build)")
+        let built = try #require(Self.modified(bench))
+        // What it is built from: every target but the two other programs.
+        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Sources").path)
+            .filter { $0 != "scenectl" && $0 != "roomd" }.map { "Sources/\($0)" } + ["Tests/AudioMeasurements"]
+        let newest = folders.flatMap { folder -> [String] in
+            let path = Self.root.appendingPathComponent(folder).path
+            return [path] + (FileManager.default.enumerator(atPath: path)?.compactMap { "\(path)/\($0)" } ?? [])
+        }.compactMap(Self.modified).max() ?? .distantPast
+        try #require(built >= newest, "the release roombench is older than its sources: \(build)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: bench)
         process.arguments = ["live", "--blocks", "10000", "--speed", "4", "--json",
@@ -39,5 +48,9 @@ struct RenderAllocationTests {
         #expect(events["echoCancellation"] ?? 0 >= 2 && events["duckingChanged"] ?? 0 >= 1)
         #expect(events["speechStarted"] ?? 0 >= 1 && events["mutedSpeechStarted"] ?? 0 >= 1, "the uplink heard its talker")
         #expect(figures["outputDecibels"] as? Double ?? -.infinity > -50, "the room plays")
+    }
+
+    static func modified(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 }
