@@ -65,7 +65,8 @@ final class LoopbackDevice {
             throw OpenALError(call: "alcCreateContext", code: ALC_INVALID_VALUE,
                               detail: "HRTF was forced on by the OpenAL configuration (hrtf = true)")
         }
-        try prime(voices: voices)
+        // At least the headroom, and never more sources than the context may hold.
+        try prime(voices: min(max(voices, Self.playHeadroom), sources))
     }
 
     /// Plays of up to this many sources at once never grow the context's voice array.
@@ -87,8 +88,7 @@ final class LoopbackDevice {
     /// take the most voices it has ever used within n of the array's size,
     /// free voices or not. Playing `playHeadroom` of the ended sources again
     /// grows it now, on this thread, and reuses their voices.
-    private func prime(voices requested: Int) throws {
-        let voices = max(requested, Self.playHeadroom)
+    private func prime(voices: Int) throws {
         try withContext {
             var buffer: ALuint = 0
             alGenBuffers(1, &buffer)
@@ -108,7 +108,7 @@ final class LoopbackDevice {
             alSourcef(names[0], AL_PITCH, 1)
             for _ in 0..<2 { alListenerf(AL_GAIN, 1) }
             alcRenderSamplesSOFT(device, &frame, 1)
-            alSourcePlayv(ALsizei(Self.playHeadroom), names)
+            alSourcePlayv(ALsizei(min(Self.playHeadroom, voices)), names)
             alcRenderSamplesSOFT(device, &frame, 1)
             try OpenALError.check("alSourcePlayv (priming \(voices) voices)")
         }
