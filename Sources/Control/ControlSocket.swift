@@ -125,9 +125,12 @@ public final class ControlServer: Sendable {
     private func perform(_ request: ControlProtocol.Request) async -> String {
         let request = UncheckedBox(request)
         return await withCheckedContinuation { continuation in
-            queue.async { [service] in
+            queue.async { [self] in
                 do {
-                    continuation.resume(returning: ControlProtocol.ok(try service.perform(request.value)))
+                    var result = try service.perform(request.value)
+                    // The socket's own figure: the clients connected now, this one included.
+                    if request.value.verb == "status" { result["controlClients"] = clients.load(ordering: .relaxed) }
+                    continuation.resume(returning: ControlProtocol.ok(result))
                 } catch {
                     continuation.resume(returning: ControlProtocol.error("\(error)"))
                 }
