@@ -1,5 +1,4 @@
 import AudioMeasurements
-import Devices
 import Foundation
 import Testing
 
@@ -175,14 +174,11 @@ final class RoomDaemon {
         socket = folder + "/roomd.sock"
         fifo = folder + "/pipe"
         mkfifo(fifo, 0o600)
-        let writer = try AudioFileWriter(path: folder + "/tone.wav", format: .wavFloat, channelCount: 1, sampleRate: 48_000)
-        try Signals.sine(frequency: 1_000, frames: 48_000, amplitude: 0.25).withUnsafeBufferPointer { try writer.write(interleaved: $0) }
-        try writer.close()
-        try LiveRoom.Scene.tone(at: [-2, 0, 0]).text.write(toFile: folder + "/room.yaml", atomically: true, encoding: .utf8)
+        let scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder)
         var environment = ProcessInfo.processInfo.environment
         environment["PULSE_SERVER"] = "unix:\(folder)/no-server"
         environment["XDG_RUNTIME_DIR"] = folder
-        child = try ChildProcess.spawn(LiveRoom.product("roomd"), [folder + "/room.yaml", "--socket", socket, "--output", folder + "/room.wav"],
+        child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", socket, "--output", folder + "/room.wav"],
                                        environment: environment, output: folder + "/roomd.out", errors: folder + "/roomd.err")
         let deadline = Date().addingTimeInterval(10)
         while (try? RawClient(path: socket).request("{\"v\":1,\"verb\":\"status\"}")) == nil {

@@ -163,6 +163,16 @@ final class LiveRoom {
             return Scene(text: text)
         }
 
+        /// Writes the scene as `room.yaml` in `folder`, with the tone it may
+        /// play (a second of 1 kHz at -12 dBFS peak); the scene file's path.
+        func write(into folder: String) throws -> String {
+            let writer = try AudioFileWriter(path: folder + "/tone.wav", format: .wavFloat, channelCount: 1, sampleRate: 48_000)
+            try Signals.sine(frequency: 1_000, frames: 48_000, amplitude: 0.25).withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+            try writer.close()
+            try text.write(toFile: folder + "/room.yaml", atomically: true, encoding: .utf8)
+            return folder + "/room.yaml"
+        }
+
         /// The barkeep talking without pause, looping, a metre ahead, with a voice section.
         static func talker(voice: String) -> Scene {
             Scene(text: """
@@ -187,12 +197,7 @@ final class LiveRoom {
         socket = folder + "/roomd.sock"
         uplink = folder + "/uplink.wav"
         if echoPath { try Self.addEchoPath(to: server) }
-        let tone = (0..<48_000).map { Float(0.25 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
-        let writer = try AudioFileWriter(path: folder + "/tone.wav", format: .wavFloat, channelCount: 1, sampleRate: 48_000)
-        try tone.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
-        try writer.close()
-        try scene.text.write(toFile: folder + "/room.yaml", atomically: true, encoding: .utf8)
-        daemon = try server.spawn(Self.product("roomd"), [folder + "/room.yaml", "--socket", socket] + (recordsUplink ? ["--uplink", uplink] : []),
+        daemon = try server.spawn(Self.product("roomd"), [try scene.write(into: folder), "--socket", socket] + (recordsUplink ? ["--uplink", uplink] : []),
                                   output: folder + "/roomd.out", errors: folder + "/roomd.err")
         let deadline = Date().addingTimeInterval(10)
         while (try? status()) == nil {
@@ -210,11 +215,12 @@ final class LiveRoom {
         daemon.wait()
     }
 
+    /// The package's folder, for the demo audio and the release build.
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
     /// A file of the demo audio in Scenes/audio.
-    static func asset(_ name: String) -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Scenes/audio/\(name)").path
-    }
+    static func asset(_ name: String) -> String { packageRoot.appendingPathComponent("Scenes/audio/\(name)").path }
 
     /// A virtual room between the headphones and the microphone: a loopback
     /// from `phones.monitor` into a sink that convolves with an impulse

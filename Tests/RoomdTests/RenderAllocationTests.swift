@@ -10,7 +10,7 @@ import Testing
 /// allocates in code the optimiser would keep on the stack. Tools/test.sh
 /// builds it before the tests.
 struct RenderAllocationTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = LiveRoom.packageRoot
 
     @Test func theRenderThreadAllocatesNothingWhileTheRoomIsSteered() throws {
         let bench = Self.root.appendingPathComponent(".build/release/roombench").path
