@@ -2,7 +2,8 @@ import Synchronization
 
 /// A lock-free queue of fixed capacity between one sending thread and one
 /// receiving thread: commands into the render thread, events out of it.
-/// Neither side blocks or allocates; a full ring refuses what is sent.
+/// Neither side blocks or allocates; a full ring hands what is sent back
+/// to the sender, who decides whether to wait, retry or report it.
 ///
 /// Messages are moved in and out, so a class reference sent through it
 /// changes threads without being copied; the receiver decides where its
@@ -28,14 +29,14 @@ public final class MessageRing<Message>: @unchecked Sendable {
     /// Messages waiting to be received.
     public var count: Int { sent.load(ordering: .acquiring) - received.load(ordering: .acquiring) }
 
-    /// Queues `message`; false when the ring is full. Sender's thread only.
+    /// Queues `message`; when the ring is full, hands it back. Sender's thread only.
     @discardableResult
-    public func send(_ message: consuming Message) -> Bool {
+    public func send(_ message: consuming Message) -> Message? {
         let head = sent.load(ordering: .relaxed)
-        guard head - received.load(ordering: .acquiring) < capacity else { return false }
+        guard head - received.load(ordering: .acquiring) < capacity else { return message }
         (slots + head % capacity).initialize(to: message)
         sent.store(head + 1, ordering: .releasing)
-        return true
+        return nil
     }
 
     /// The oldest message, or nil when there is none. Receiver's thread only.

@@ -36,16 +36,16 @@ public enum ControlProtocol {
 
         public init(line: Data) throws {
             guard let object = try? JSONSerialization.jsonObject(with: line), let fields = object as? [String: Any] else {
-                throw ControlError.refused("malformed request: not a JSON object on one line")
+                throw SessionError.refused("malformed request: not a JSON object on one line")
             }
             // JSON's true would pass for 1 through Foundation's numbers.
             guard let version = fields["v"], !Arguments.isBoolean(version), version as? Int == ControlProtocol.version else {
                 let shown = fields["v"].map { Arguments.isBoolean($0) ? "\($0 as? Bool == true)" : "\($0)" } ?? "missing"
-                throw ControlError.refused("protocol version \(shown); this daemon speaks \(ControlProtocol.version)")
+                throw SessionError.refused("protocol version \(shown); this daemon speaks \(ControlProtocol.version)")
             }
-            guard let verb = fields["verb"] as? String else { throw ControlError.refused("malformed request: no \"verb\"") }
+            guard let verb = fields["verb"] as? String else { throw SessionError.refused("malformed request: no \"verb\"") }
             guard let args = (fields["args"] ?? [String: Any]()) as? [String: Any] else {
-                throw ControlError.refused("malformed request: \"args\" must be an object")
+                throw SessionError.refused("malformed request: \"args\" must be an object")
             }
             self.verb = verb
             self.args = args
@@ -64,64 +64,64 @@ public enum ControlProtocol {
 
 /// Runs requests against a room.
 public struct ControlService: Sendable {
-    public let controller: RoomController
+    public let session: RoomSession
 
-    public init(controller: RoomController) {
-        self.controller = controller
+    public init(session: RoomSession) {
+        self.session = session
     }
 
     /// Carries out `request` and returns its result; throws what to tell the client.
     public func perform(_ request: ControlProtocol.Request) throws -> [String: Any] {
         let args = Arguments(verb: request.verb, values: request.args)
         switch request.verb {
-        case "status": return controller.status()
-        case "load": return ["scene": try controller.load(path: try args.string("path"))]
+        case "status": return session.status()
+        case "load": return ["scene": try session.load(path: try args.string("path"))]
         case "move":
             let id = try args.string("id")
-            try controller.move(id, to: try args.position("position"), overMilliseconds: try args.number("overMs", in: 0...600_000) ?? 0)
+            try session.move(id, to: try args.position("position"), overMilliseconds: try args.number("overMs", in: 0...600_000) ?? 0)
             return [:]
         case "listener":
-            try controller.setListener(position: try args.optionalPosition("position"), yaw: try args.number("yaw", in: -360...360),
+            try session.setListener(position: try args.optionalPosition("position"), yaw: try args.number("yaw", in: -360...360),
                                        pitch: try args.number("pitch", in: -90...90), roll: try args.number("roll", in: -180...180))
             return [:]
         case "gain":
-            try controller.setGain(try args.string("id"), decibels: try args.required(args.number("db", in: -120...24), "db"))
+            try session.setGain(try args.string("id"), decibels: try args.required(args.number("db", in: -120...24), "db"))
             return [:]
-        case "play": try controller.play(try args.string("id")); return [:]
-        case "stop": try controller.stop(try args.string("id")); return [:]
+        case "play": try session.play(try args.string("id")); return [:]
+        case "stop": try session.stop(try args.string("id")); return [:]
         case "duck":
-            try controller.setDucking(level: try args.choice("level"), advanced: try args.bool("advanced"))
+            try session.setDucking(level: try args.choice("level"), advanced: try args.bool("advanced"))
             return [:]
-        case "mute": try controller.setMuted(try args.required(args.bool("on"), "on")); return [:]
+        case "mute": try session.setMuted(try args.required(args.bool("on"), "on")); return [:]
         case "aec":
-            try controller.setEchoCancellation(try args.required(args.choice("mode"), "mode"))
+            try session.setEchoCancellation(try args.required(args.choice("mode"), "mode"))
             return [:]
         case "route":
             let name = try args.string("route")
             if name == "auto" {
-                try controller.forceRoute(nil)
+                try session.forceRoute(nil)
             } else {
                 guard let route = OutputRoute(rawValue: name) else {
-                    throw ControlError.refused("route \"\(name)\": expected auto or one of \(OutputRoute.allCases.filter { $0 != .auto }.map(\.rawValue).joined(separator: ", "))")
+                    throw SessionError.refused("route \"\(name)\": expected auto or one of \(OutputRoute.allCases.filter { $0 != .auto }.map(\.rawValue).joined(separator: ", "))")
                 }
-                try controller.forceRoute(route)
+                try session.forceRoute(route)
             }
             return [:]
         case "mic":
             let file = try args.string("file")
-            try controller.setMicrophone(file: file == "default" ? nil : file)
+            try session.setMicrophone(file: file == "default" ? nil : file)
             return [:]
         case "sink":
             let record = try args.string("record")
-            try controller.setSink(recordTo: record == "default" ? nil : record)
+            try session.setSink(recordTo: record == "default" ? nil : record)
             return [:]
-        case "prompt": try controller.triggerPrompt(try args.string("id")); return [:]
+        case "prompt": try session.triggerPrompt(try args.string("id")); return [:]
         case "save":
             let path = try args.string("path")
-            try controller.save(to: path)
+            try session.save(to: path)
             return ["path": path]
         default:
-            throw ControlError.unknown("unknown verb \"\(request.verb)\"; the verbs are \(ControlProtocol.verbs.joined(separator: ", "))")
+            throw SessionError.unknown("unknown verb \"\(request.verb)\"; the verbs are \(ControlProtocol.verbs.joined(separator: ", "))")
         }
     }
 }
@@ -131,7 +131,7 @@ struct Arguments {
     let verb: String
     let values: [String: Any]
 
-    func refuse(_ field: String, _ value: Any?, _ reason: String) -> ControlError {
+    func refuse(_ field: String, _ value: Any?, _ reason: String) -> SessionError {
         .refused("\(verb): \(field): \(value.map { "\($0)" } ?? "missing"): \(reason)")
     }
 

@@ -140,7 +140,7 @@ public final class ControlServer: Sendable {
 
     /// Sends the room's events until the client goes.
     private func streamEvents(to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, until closed: EventLoopFuture<Void>) async throws {
-        let events = service.controller.subscribe()
+        let events = service.session.subscribe()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await event in events { try await outbound.write(ByteBuffer(string: ControlProtocol.event(event) + "\n")) }

@@ -60,22 +60,36 @@ final class PassthroughVoice {
     let channels: Int
     let frames: Int
     let taps: [ChannelTap]
+    /// Frames it waits, to stay aligned with the buses' latency.
+    let latency: Int
     /// Output frame of its first sample.
-    let startFrame: Int
+    private var startFrame: Int
+    private var playing: Bool
     let loop: Bool
+    /// The source's gain, the share its direct path keeps, and the gain
+    /// the last block ended on, from which the next ramps.
+    private var gain: Double
+    private let scale: Double
+    private var appliedGain: Float
     /// Obstruction and occlusion, one filter per channel; nil leaves the file bit-exact.
     private var shelves: [HighShelfFilter]?
     private var frame: [Float]
 
     /// - Parameter directPathHF: the direct path's gain above 5 kHz, from
     ///   obstruction and occlusion; 1 leaves it alone.
-    init(samples: [Float], channels: Int, frames: Int, taps: [ChannelTap], startFrame: Int, loop: Bool, directPathHF: Double = 1) {
+    init(samples: [Float], channels: Int, frames: Int, taps: [ChannelTap], latency: Int, startFrame: Int, playing: Bool,
+         loop: Bool, gain: Double, scale: Double, directPathHF: Double = 1) {
         self.samples = samples
         self.channels = channels
         self.frames = frames
         self.taps = taps
-        self.startFrame = startFrame
+        self.latency = latency
+        self.startFrame = startFrame + latency
+        self.playing = playing
         self.loop = loop
+        self.gain = gain
+        self.scale = scale
+        appliedGain = Float(gain * scale)
         if directPathHF < 1 {
             shelves = [HighShelfFilter](repeating: HighShelfFilter(gainHF: directPathHF, sampleRate: Double(Room.sampleRate)),
                                         count: channels)
@@ -83,8 +97,18 @@ final class PassthroughVoice {
         frame = [Float](repeating: 0, count: channels)
     }
 
+    /// Takes the source's live state: a gain ramps over the next block, a play or stop is at once.
+    func set(_ state: SourceState) {
+        gain = state.gain
+        startFrame = state.startFrame + latency
+        playing = state.playing
+    }
+
     /// Adds the frames `from ..< from + count` of the output's timeline into `output`.
     func mix(into output: UnsafeMutableBufferPointer<Float>, outputChannels: Int, from: Int, count: Int) {
+        let start = appliedGain, end = Float(gain * scale)
+        appliedGain = end
+        guard playing else { return }
         samples.withUnsafeBufferPointer { source in
             for offset in 0..<count {
                 var position = from + offset - startFrame
@@ -93,12 +117,13 @@ final class PassthroughVoice {
                     if !loop { return }
                     position %= frames
                 }
+                let level = start + (end - start) * Float(offset + 1) / Float(count)
                 if shelves != nil {
                     for channel in 0..<channels { frame[channel] = shelves![channel].process(source[position * channels + channel]) }
-                    for tap in taps { output[offset * outputChannels + tap.output] += frame[tap.input] * tap.gain }
+                    for tap in taps { output[offset * outputChannels + tap.output] += frame[tap.input] * tap.gain * level }
                 } else {
                     for tap in taps {
-                        output[offset * outputChannels + tap.output] += source[position * channels + tap.input] * tap.gain
+                        output[offset * outputChannels + tap.output] += source[position * channels + tap.input] * tap.gain * level
                     }
                 }
             }

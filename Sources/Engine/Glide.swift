@@ -3,7 +3,7 @@ import Spatial
 
 /// A source moving in a straight line from one position to another over
 /// a stretch of the room's timeline, then staying there: a live `move`.
-public struct Glide: Sendable, Equatable {
+public struct Glide: Sendable, Equatable, BitwiseCopyable {
     public var from: Position
     public var to: Position
     public var startFrame: Int
@@ -22,11 +22,14 @@ public struct Glide: Sendable, Equatable {
         return from + (to - from) * (Double(frame - startFrame) / Double(endFrame - startFrame))
     }
 
-    /// The glide as a scene's placement, for renderers made later and for saving.
-    public var placement: Placement {
-        guard endFrame > startFrame else { return .fixed(to) }
-        let rate = Double(Room.sampleRate)
-        return .moving(MotionPath(keyframes: [.init(time: Double(startFrame) / rate, position: from),
-                                              .init(time: Double(endFrame) / rate, position: to)], repeats: false))
+    /// What is left of the glide at `frame`, as a scene's placement whose
+    /// time 0 is that frame: where it is then, and the rest of the way as
+    /// keyframes. A saved room reloads with the source where it was.
+    public func remainder(from frame: Int) -> Placement {
+        guard frame < endFrame else { return .fixed(to) }
+        let here = position(at: frame)
+        return .moving(MotionPath(keyframes: [.init(time: 0, position: here),
+                                              .init(time: Double(endFrame - frame) / Double(Room.sampleRate), position: to)],
+                                  repeats: false))
     }
 }

@@ -16,11 +16,14 @@ final class InHeadBypass {
         case field(SoundFieldBus, emitter: Int)
     }
 
-    private let signal: TimelineSamples
-    private let placement: Placement
-    private let listenerPosition: Position
-    /// The source's own gain, linear.
-    private let gain: Double
+    private var signal: TimelineSamples
+    /// Frames the copy waits, as passthrough does, to stay with the buses.
+    private let latency: Int
+    private var motion: SourceMotion
+    var listenerPosition: Position
+    /// The source's own gain, linear, now and over the last block.
+    private var gain: Double
+    private var previousGain: Double
     private let taps: [ChannelTap]
     private let spatial: SpatialPart
     /// The copy's share now: 0 outside the head, 1 inside.
@@ -30,18 +33,22 @@ final class InHeadBypass {
     private var scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames)
 
     /// - Parameters:
-    ///   - signal: the source's audio on the timeline, delayed like passthrough
-    ///     by the buses' latency.
+    ///   - signal: the source's audio on the timeline.
+    ///   - latency: the buses' latency, which the copy waits out like passthrough.
     ///   - gain: the source's own gain, linear.
-    init(signal: TimelineSamples, placement: Placement, listenerPosition: Position, gain: Double,
+    init(signal: TimelineSamples, latency: Int, motion: SourceMotion, listenerPosition: Position, gain: Double,
          output: ChannelLayout, spatial: SpatialPart, at frame: Int) throws {
+        var signal = signal
+        signal.startFrame += latency
         self.signal = signal
-        self.placement = placement
+        self.latency = latency
+        self.motion = motion
         self.listenerPosition = listenerPosition
         self.gain = gain
+        previousGain = gain
         taps = ChannelTap.passthrough(channels: 1, to: output)
         self.spatial = spatial
-        share = Self.isInside(placement, listenerPosition, at: frame) ? 1 : 0
+        share = Self.isInside(motion, listenerPosition, at: frame) ? 1 : 0
         previousShare = share
         olderShare = share
         try applySpatialShare()
@@ -53,8 +60,19 @@ final class InHeadBypass {
         olderShare = previousShare
         previousShare = share
         let step = Double(frameCount) / Double(Self.crossfadeFrames)
-        share = Self.isInside(placement, listenerPosition, at: frame) ? min(1, share + step) : max(0, share - step)
+        share = Self.isInside(motion, listenerPosition, at: frame) ? min(1, share + step) : max(0, share - step)
         if share != previousShare { try applySpatialShare() }
+    }
+
+    /// Takes the source's live state: its gain for both parts, a move, a play or stop.
+    func set(_ state: SourceState) throws {
+        motion.glide = state.glide
+        signal.startFrame = state.startFrame + latency
+        signal.playing = state.playing
+        if state.gain != gain {
+            gain = state.gain
+            try applySpatialShare()
+        }
     }
 
     /// Adds the copy's share of the frames `advance` moved over into
@@ -62,20 +80,23 @@ final class InHeadBypass {
     func mix(into output: UnsafeMutableBufferPointer<Float>, outputChannels: Int, from frame: Int, count frameCount: Int) {
         // The field encodes a block ahead, so its share lags one block: the copy lags with it.
         let (before, after) = if case .field = spatial { (olderShare, previousShare) } else { (previousShare, share) }
+        let (fromGain, toGain) = (previousGain, gain)
+        previousGain = gain
         guard before > 0 || after > 0 else { return }
         scratch.withUnsafeMutableBufferPointer { scratch in
             let block = UnsafeMutableBufferPointer(rebasing: scratch[0..<frameCount])
             signal.read(into: block, from: frame)
             for offset in 0..<frameCount {
-                let ramp = Float(before + (after - before) * Double(offset + 1) / Double(frameCount))
-                let sample = block[offset] * Float(gain) * ramp
+                let progress = Double(offset + 1) / Double(frameCount)
+                let ramp = Float((before + (after - before) * progress) * (fromGain + (toGain - fromGain) * progress))
+                let sample = block[offset] * ramp
                 for tap in taps { output[offset * outputChannels + tap.output] += sample * tap.gain }
             }
         }
     }
 
-    private static func isInside(_ placement: Placement, _ listenerPosition: Position, at frame: Int) -> Bool {
-        let offset = placement.position(at: Double(frame) / Double(Room.sampleRate)) - listenerPosition
+    private static func isInside(_ motion: SourceMotion, _ listenerPosition: Position, at frame: Int) -> Bool {
+        let offset = motion.position(at: frame) - listenerPosition
         return (offset * offset).sum().squareRoot() < PointSource.headRadius
     }
 

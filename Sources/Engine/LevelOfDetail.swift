@@ -38,9 +38,11 @@ final class Crowd {
         let point: PointSource
         /// Its index among the field's crowd emitters.
         let emitter: Int
-        let placement: Placement
-        let gain: Double
-        let startFrame: Int
+        var motion: SourceMotion
+        var gain: Double
+        var startFrame: Int
+        /// False while stopped: it is not chosen to play alone.
+        var playable: Bool
         let frames: Int
         let loop: Bool
         let rate: Double
@@ -49,15 +51,17 @@ final class Crowd {
         var target = 0.0
         var playing = false
 
-        /// Where in its audio the source is at `frame`; nil before it starts or after a single play.
+        /// Where in its audio the source is at `frame`; nil while stopped, before it starts or after a single play.
         func offset(at frame: Int) -> Int? {
-            playbackOffset(at: frame, startFrame: startFrame, rate: rate, frames: frames, loop: loop)
+            guard playable else { return nil }
+            return playbackOffset(at: frame, startFrame: startFrame, rate: rate, frames: frames, loop: loop)
         }
     }
 
     private var members: [Member] = []
     private let field: SoundFieldBus
-    private let listenerPosition: Position
+    /// Where the listener is, for ranking by loudness.
+    var listenerPosition: Position
     private let distance: DistanceModel
     private let voices: Int
     private var nextRanking = 0
@@ -74,7 +78,32 @@ final class Crowd {
         chosenLevels = [Double](repeating: 0, count: voices)
     }
 
-    func add(_ member: Member) { members.append(member) }
+    /// Adds a member; returns its index for `set`.
+    func add(_ member: Member) -> Int {
+        members.append(member)
+        return members.count - 1
+    }
+
+    /// Takes a member's live state, in the field and alone: gain and move
+    /// from the next block, a play or stop at once.
+    func set(_ index: Int, _ state: SourceState) throws {
+        field.setCrowdPoint(members[index].emitter, state)
+        members[index].gain = state.gain
+        members[index].motion.glide = state.glide
+        if state.startFrame != members[index].startFrame || state.playing != members[index].playable {
+            members[index].startFrame = state.startFrame
+            members[index].playable = state.playing
+            // Stopped alone; the next update plays it again from where it now is, if it should.
+            if members[index].playing {
+                try members[index].point.stop()
+                members[index].playing = false
+            }
+            if !state.playing {
+                members[index].alone = 0
+                members[index].target = 0
+            }
+        }
+    }
 
     /// Chooses the first per-source set at `frame` and plays it at once, without fading in.
     func start(at frame: Int) throws {
@@ -90,7 +119,6 @@ final class Crowd {
             nextRanking = frame + Self.rankingFrames
         }
         let step = Double(frames) / Double(Self.fadeFrames)
-        let time = Double(frame) / Double(Room.sampleRate)
         try members.withUnsafeMutableBufferPointer { members in
             for index in members.indices where members[index].alone > 0 || members[index].target > 0 || members[index].playing {
                 let target = members[index].target, before = members[index].alone
@@ -98,7 +126,7 @@ final class Crowd {
                 members[index].alone = alone
                 let point = members[index].point
                 if alone > 0 {
-                    try point.setPosition(members[index].placement.position(at: time))
+                    try point.setPosition(members[index].motion.position(at: frame))
                     try point.setGain(linear: members[index].gain * alone)
                     if !members[index].playing {
                         if let offset = members[index].offset(at: frame) {
@@ -121,14 +149,13 @@ final class Crowd {
 
     /// Chooses the `voices` loudest sounding members at the listener.
     private func rank(at frame: Int) {
-        let time = Double(frame) / Double(Room.sampleRate)
         var taken = 0
         for index in members.indices { members[index].target = 0 }
         guard voices > 0 else { return }
         for index in members.indices {
             let member = members[index]
             guard member.offset(at: frame) != nil else { continue }
-            let offset = member.placement.position(at: time) - listenerPosition
+            let offset = member.motion.position(at: frame) - listenerPosition
             var level = member.gain * distance.gain(at: (offset * offset).sum().squareRoot())
             if member.alone > 0 { level *= Self.hysteresis }
             guard level > 0, taken < voices || level > chosenLevels[voices - 1] else { continue }

@@ -6,19 +6,16 @@ import Synchronization
 /// A room playing in real time: the render side of the daemon.
 ///
 /// One thread at a time renders: the sound server's playback callback, or
-/// the room's own clock while there is no server. Everything else talks to
-/// it through rings: commands in, events and finished objects out. Whatever
-/// allocates (opening renderers, engines, files) is made before it is sent,
-/// and what the room is done with goes back to be freed off this thread.
+/// the room's own clock while there is no server. Continuous values reach
+/// it through the engine's parameter slots (`SessionControls`) and the
+/// mute slot here; discrete commands through a ring that never drops (a
+/// full ring hands the command back to its sender); events and finished
+/// objects leave through rings. Whatever allocates (renderers, engines,
+/// files) is made before it is sent, and what the room is done with goes
+/// back to be freed off this thread.
 public final class LiveRoom: @unchecked Sendable {
     public enum Command {
-        case glide(RoomEngine.SourceAddress, Glide)
-        case gain(RoomEngine.SourceAddress, linear: Double)
-        case play(RoomEngine.SourceAddress)
-        case stop(RoomEngine.SourceAddress)
-        case listener(Position, Orientation)
         case ducking(depthDecibels: Double, advanced: Bool)
-        case mute(Bool)
         case echoCancellation(Bool, reason: String)
         case prompt(index: Int)
         /// Renderers made to take over at `frame`, for a route or a change the playing ones cannot take in place.
@@ -27,7 +24,6 @@ public final class LiveRoom: @unchecked Sendable {
         case engine(RoomEngine)
         case microphone(AudioSource?)
         case sink(AudioSink?)
-        case referenceDelay(frames: Int)
     }
 
     /// What the render side hands back to be freed, or to be tried again.
@@ -38,7 +34,16 @@ public final class LiveRoom: @unchecked Sendable {
         case sink(AudioSink)
         /// Renderers whose frame had passed when they arrived.
         case late(RoomEngine.Renderers)
+        /// Renderers a new engine took the place of before they played.
+        case superseded(RoomEngine.Renderers)
     }
+
+    /// The microphone's mute, latest wins: read before every block, so a
+    /// `mute on` can never be queued behind anything or lost.
+    public func setMuted(_ muted: Bool) { mutedSlot.store(muted, ordering: .releasing) }
+
+    /// How late the microphone hears the output, latest wins; see `RoomEngine.referenceDelayFrames`.
+    public func setReferenceDelay(frames: Int) { referenceDelaySlot.store(frames, ordering: .releasing) }
 
     public let commands = MessageRing<Command>(capacity: 256)
     public let events = MessageRing<EngineEvent>(capacity: 4_096)
@@ -59,6 +64,8 @@ public final class LiveRoom: @unchecked Sendable {
     private let published = Atomic<Int>(0)
     private let publishedChannels = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
+    private let mutedSlot = Atomic<Bool>(false)
+    private let referenceDelaySlot = Atomic<Int>(0)
     /// A block of silence for the output's widest layout, played when a block fails.
     private let silence: UnsafeMutableBufferPointer<Float>
 
@@ -70,6 +77,8 @@ public final class LiveRoom: @unchecked Sendable {
         blockPosition = 0
         published.store(engine.framesRendered, ordering: .releasing)
         publishedChannels.store(engine.channelCount, ordering: .releasing)
+        mutedSlot.store(engine.muted, ordering: .relaxed)
+        referenceDelaySlot.store(engine.referenceDelayFrames, ordering: .relaxed)
         adopt(engine)
     }
 
@@ -112,12 +121,16 @@ public final class LiveRoom: @unchecked Sendable {
         }
         blockPosition = 0
         engine.drainEvents { event in
-            if !events.send(event) { dropped.add(1, ordering: .relaxed) }
+            if events.send(event) != nil { dropped.add(1, ordering: .relaxed) }
         }
         published.store(engine.framesRendered, ordering: .releasing)
     }
 
     private func applyCommands() {
+        let muted = mutedSlot.load(ordering: .acquiring)
+        if engine.muted != muted { engine.muted = muted }
+        let delay = referenceDelaySlot.load(ordering: .acquiring)
+        if engine.referenceDelayFrames != delay { engine.referenceDelayFrames = delay }
         while let command = commands.receive() {
             do {
                 try apply(command)
@@ -129,23 +142,17 @@ public final class LiveRoom: @unchecked Sendable {
 
     private func apply(_ command: Command) throws {
         switch command {
-        case .glide(let address, let glide): engine.renderer(for: address).glide(source: address.index, glide)
-        case .gain(let address, let gain): try engine.renderer(for: address).setGain(source: address.index, linear: gain)
-        case .play(let address): try engine.renderer(for: address).play(source: address.index)
-        case .stop(let address): try engine.renderer(for: address).stop(source: address.index)
-        case .listener(let position, let orientation): try engine.setListener(position: position, orientation: orientation)
         case .ducking(let depth, let advanced):
             engine.ducker.depthDecibels = depth
             engine.ducker.advanced = advanced
-        case .mute(let muted): engine.muted = muted
         case .echoCancellation(let on, let reason): engine.setEchoCancellation(on, reason: reason)
         case .prompt(let index): _ = engine.triggerPrompt(index: index)
         case .crossfade(let renderers, let frame, let change):
-            if let (old, _, _) = pending { returned.send(.late(old)) }
+            if let (old, _, _) = pending { returned.send(.superseded(old)) }
             pending = (renderers, frame, change)
         case .engine(let next):
             returned.send(.engine(engine))
-            if let (old, _, _) = pending { returned.send(.late(old)) }
+            if let (old, _, _) = pending { returned.send(.superseded(old)) }
             pending = nil
             engine = next
             publishedChannels.store(next.channelCount, ordering: .releasing)
@@ -154,7 +161,6 @@ public final class LiveRoom: @unchecked Sendable {
             if let old = engine.swapAudioSource(source) { returned.send(.source(old)) }
         case .sink(let sink):
             if let old = engine.swapAudioSink(sink) { returned.send(.sink(old)) }
-        case .referenceDelay(let frames): engine.referenceDelayFrames = frames
         }
     }
 
@@ -164,31 +170,5 @@ public final class LiveRoom: @unchecked Sendable {
     /// for an engine about to be sent, before it is sent.
     public func adopt(_ engine: RoomEngine) {
         engine.retire = { [returned] renderer in returned.send(.renderer(renderer)) }
-    }
-}
-
-extension RoomEngine {
-    /// Where the source `id` of `room` plays, when live changes reach it in
-    /// place; nil when a change to it needs new renderers.
-    public static func inPlaceAddress(of id: String, in room: Room, levelOfDetail: LevelOfDetail = .standard) -> SourceAddress? {
-        for (talkers, mix) in [(false, room.only([.scene])), (true, room.only([.voice, .prompt]))] {
-            guard let index = mix.sources.firstIndex(where: { $0.description.id == id }) else { continue }
-            let source = mix.sources[index]
-            guard source.rendersInPlace && !(mix.hasCrowd(levelOfDetail) && source.isCrowdCandidate) else { return nil }
-            return SourceAddress(talkers: talkers, index: index)
-        }
-        return nil
-    }
-
-    /// Whether the listener of `room` moves in place: nothing the engine
-    /// renders itself (a sound field, a crowd, an in-head copy) depends on it.
-    public static func turnsInPlace(room: Room, levelOfDetail: LevelOfDetail = .standard) -> Bool {
-        [room.only([.scene]), room.only([.voice, .prompt])].allSatisfy { mix in
-            // Passthrough is head-locked: where the listener stands does not change it.
-            !mix.hasCrowd(levelOfDetail) && mix.sources.allSatisfy { source in
-                if case .passthrough = source.rendering { return true }
-                return source.rendersInPlace
-            }
-        }
     }
 }

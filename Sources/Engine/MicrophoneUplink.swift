@@ -50,6 +50,8 @@ public final class MicrophoneUplink {
                 downsample(played, with: referenceDown, into: reference)
                 let frame = chain.process(mic, reference: UnsafeBufferPointer(reference))
                 _ = uplinkUp.process(UnsafeBufferPointer(mic), into: uplink)
+                // Muted, nothing goes up: not even the resampler's tail of what was said before.
+                if chain.muted { uplink.update(repeating: 0) }
                 OutputGuard.sanitize(uplink)
                 return frame
             }

@@ -19,6 +19,8 @@ public final class RoomEngine {
     public static let promptTimeoutSeconds = 5.0
 
     public let room: Room
+    /// What the room is told while it plays: every renderer of both mixes reads it.
+    public let controls: SessionControls
     /// Whether the uplink cancels echo, and why.
     public private(set) var echoCancellation: (on: Bool, reason: String)
     public private(set) var framesRendered = 0
@@ -81,15 +83,18 @@ public final class RoomEngine {
     ///   - microphoneIsCapture, outputIsPlayback: what the devices are, for
     ///     the `auto` echo-cancellation mode.
     ///   - levelOfDetail: when a crowd of sources renders partly in the field.
+    ///   - controls: the room's parameter plane; by default one of its own.
     public init(room: Room, route: OutputRoute? = nil, microphone: AudioSource?, sink: AudioSink,
                 echoPath: [Float]? = nil, microphoneIsCapture: Bool, outputIsPlayback: Bool,
-                levelOfDetail: LevelOfDetail = .standard, startingAt frame: Int = 0) throws {
+                levelOfDetail: LevelOfDetail = .standard, controls: SessionControls? = nil, startingAt frame: Int = 0) throws {
         self.room = room
+        let controls = controls ?? SessionControls(room: room)
+        self.controls = controls
         let voice = room.scene.voice
-        scene = try RoomPlayer(room: room.only([.scene]), route: route, startingAt: frame, levelOfDetail: levelOfDetail)
+        scene = try RoomPlayer(room: room.only([.scene]), route: route, controls: controls, startingAt: frame, levelOfDetail: levelOfDetail)
         let talkerRoom = room.only([.voice, .prompt])
         talkers = talkerRoom.sources.isEmpty ? nil
-            : try RoomPlayer(room: talkerRoom, route: route, startingAt: frame, levelOfDetail: levelOfDetail)
+            : try RoomPlayer(room: talkerRoom, route: route, controls: controls, startingAt: frame, levelOfDetail: levelOfDetail)
         framesRendered = frame
         sessionActive = voice != nil
         muted = voice?.muted ?? false
@@ -186,39 +191,22 @@ public final class RoomEngine {
     /// Prompts waiting for a style that lets them play; more are refused.
     public static let promptQueueCapacity = 16
 
-    /// Where a source of the room plays: in the scene's mix or the talkers'.
-    public struct SourceAddress: Sendable, Equatable {
-        public var talkers: Bool
-        /// In that mix's room.
-        public var index: Int
-    }
-
-    /// The source `id`'s address, or nil when the room has none.
-    public func address(of id: String) -> SourceAddress? {
-        if let index = scene.room.sources.firstIndex(where: { $0.description.id == id }) { return SourceAddress(talkers: false, index: index) }
-        if let index = talkers?.room.sources.firstIndex(where: { $0.description.id == id }) { return SourceAddress(talkers: true, index: index) }
-        return nil
-    }
-
-    /// The renderer playing the source at `address`.
-    public func renderer(for address: SourceAddress) -> RoomRenderer {
-        address.talkers ? talkers!.renderer : scene.renderer
-    }
-
     /// The renderers of both mixes, to crossfade into.
     public struct Renderers {
         public let scene: RoomRenderer
         public let talkers: RoomRenderer?
     }
 
-    /// Makes renderers for `room` on `route`, to take over at `frame`; off
-    /// the render thread, since opening OpenAL devices allocates.
-    public static func makeRenderers(for room: Room, route: OutputRoute, startingAt frame: Int,
+    /// Makes renderers for `room` on `route`, reading `controls`, to take
+    /// over at `frame`; off the render thread, since opening OpenAL devices allocates.
+    public static func makeRenderers(for room: Room, route: OutputRoute, controls: SessionControls, startingAt frame: Int,
                                      levelOfDetail: LevelOfDetail = .standard) throws -> Renderers {
         let talkerRoom = room.only([.voice, .prompt])
-        return Renderers(scene: try RoomRenderer(room: room.only([.scene]), route: route, startingAt: frame, levelOfDetail: levelOfDetail),
+        return Renderers(scene: try RoomRenderer(room: room.only([.scene]), route: route, controls: controls, startingAt: frame,
+                                                 levelOfDetail: levelOfDetail),
                          talkers: talkerRoom.sources.isEmpty ? nil
-                             : try RoomRenderer(room: talkerRoom, route: route, startingAt: frame, levelOfDetail: levelOfDetail))
+                             : try RoomRenderer(room: talkerRoom, route: route, controls: controls, startingAt: frame,
+                                                levelOfDetail: levelOfDetail))
     }
 
     /// Crossfades both mixes into `renderers`, made for this frame.
@@ -248,15 +236,6 @@ public final class RoomEngine {
         echoCancellation = (on, reason)
         events.append(EngineEvent(frame: framesRendered, kind: .echoCancellation(on: on, reason: reason)))
     }
-
-    /// Moves and turns the listener in both mixes; only when their renderers turn in place.
-    public func setListener(position: Position, orientation: Orientation) throws {
-        try scene.renderer.setListener(position: position, orientation: orientation)
-        try talkers?.renderer.setListener(position: position, orientation: orientation)
-    }
-
-    /// Whether the listener moves in place in both mixes.
-    public var turnsInPlace: Bool { scene.renderer.turnsInPlace && (talkers?.renderer.turnsInPlace ?? true) }
 
     /// Sets the custom microphone (nil: the device's) and returns the one it replaces.
     public func swapAudioSource(_ source: AudioSource?) -> AudioSource? {

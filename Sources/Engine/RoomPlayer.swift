@@ -22,9 +22,11 @@ public final class RoomPlayer {
     /// the control thread to be freed there, never on the render thread.
     public var retire: (RoomRenderer) -> Void = { _ in }
 
-    public init(room: Room, route: OutputRoute? = nil, startingAt frame: Int = 0, levelOfDetail: LevelOfDetail = .standard) throws {
+    /// - Parameter controls: the room's parameter plane, which every renderer it makes reads; by default one of its own.
+    public init(room: Room, route: OutputRoute? = nil, controls: SessionControls? = nil, startingAt frame: Int = 0,
+                levelOfDetail: LevelOfDetail = .standard) throws {
         self.levelOfDetail = levelOfDetail
-        renderer = try RoomRenderer(room: room, route: route, startingAt: frame, levelOfDetail: levelOfDetail)
+        renderer = try RoomRenderer(room: room, route: route, controls: controls, startingAt: frame, levelOfDetail: levelOfDetail)
         scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames * renderer.channelCount)
     }
 
@@ -34,7 +36,8 @@ public final class RoomPlayer {
         guard route.layout == renderer.layout else {
             throw RouteChangeError(from: renderer.route, to: route)
         }
-        crossfade(to: try RoomRenderer(room: room, route: route, startingAt: renderer.framesRendered, levelOfDetail: levelOfDetail))
+        crossfade(to: try RoomRenderer(room: room, route: route, controls: renderer.controls, startingAt: renderer.framesRendered,
+                                       levelOfDetail: levelOfDetail))
     }
 
     /// Crossfades into `next`, a renderer of the same layout made elsewhere

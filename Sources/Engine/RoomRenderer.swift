@@ -25,6 +25,8 @@ public final class RoomRenderer {
 
     public let room: Room
     public let route: OutputRoute
+    /// What the room is told while it plays, which this renderer reads each call.
+    public let controls: SessionControls
     /// The route's own algorithm, which sources asking for none get.
     public var algorithm: RenderAlgorithm { route.automaticAlgorithm }
     public var layout: ChannelLayout { route.layout }
@@ -39,10 +41,10 @@ public final class RoomRenderer {
     public let choices: [RenderChoice]
 
     private let buses: [Bus]
-    private let voices: [Voice]
-    /// For each source of the room, its voice when a live change to it
-    /// applies in place (an OpenAL point or bed of its own); nil otherwise.
-    private let liveVoices: [Int?]
+    private var voices: [Voice]
+    /// Each source of the room: its slot, the state last applied, and what renders it.
+    private var sources: [LiveSource]
+    private var listener: ListenerState
     /// A glide that has taken over a voice's placement, by voice.
     private var glides: [Glide?]
     /// Voices stopped by the app: their scheduled start no longer comes.
@@ -53,8 +55,8 @@ public final class RoomRenderer {
     /// Sources rendered alone or in the field by loudness; nil when the room has no crowd.
     private let crowd: Crowd?
     private let bypasses: [InHeadBypass]
-    /// Indices into `voices` in start order; `nextStart` is the first not yet started.
-    private let startOrder: [Int]
+    /// The voices' starts as the renderer was made, in order; `nextStart` is the first not yet due.
+    private let schedule: [(voice: Int, frame: Int)]
     private var nextStart = 0
 
     private final class Bus {
@@ -75,8 +77,8 @@ public final class RoomRenderer {
         /// The voice as a point in the world, and the path it follows when it moves.
         let point: PointSource?
         let path: MotionPath?
-        /// Frame on the room's timeline where it starts; `Int.max` while it waits to be told.
-        let startFrame: Int
+        /// Frame on the room's timeline where its audio starts.
+        var startFrame: Int
         /// Length of its audio in frames, whether it loops, and how fast it plays.
         let frames: Int
         let loop: Bool
@@ -91,16 +93,38 @@ public final class RoomRenderer {
         }
     }
 
+    /// A source of the room and the parts that render it.
+    private struct LiveSource {
+        let slot: Int
+        var applied: SourceState
+        /// Its OpenAL voice: the point or bed itself, or a reverb send.
+        var voice: Int?
+        /// Whether `voice` is the source's own sound, whose gain is the source's.
+        var voiceIsDirect = false
+        var emitter: Int?
+        var bedEmitters: Range<Int>?
+        var crowdMember: Int?
+        var bypass: Int?
+        var passthrough: Int?
+    }
+
     /// - Parameters:
     ///   - route: overrides the scene's route when given.
+    ///   - controls: the room's parameter plane, shared with every other
+    ///     renderer of the room; by default one of its own.
     ///   - frame: where on the room's timeline to begin; sources already
     ///     started by then play from where they would be.
     ///   - levelOfDetail: when a crowd of sources renders partly in the field.
-    public init(room: Room, route: OutputRoute? = nil, startingAt frame: Int = 0, levelOfDetail: LevelOfDetail = .standard) throws {
+    public init(room: Room, route: OutputRoute? = nil, controls: SessionControls? = nil, startingAt frame: Int = 0,
+                levelOfDetail: LevelOfDetail = .standard) throws {
         self.room = room
+        let controls = controls ?? SessionControls(room: room)
+        self.controls = controls
         let scene = room.scene
         let route = (route ?? scene.route).resolved()
         self.route = route
+        let listener = controls.listenerState
+        self.listener = listener
 
         var buses: [RenderAlgorithm: Bus] = [:]
         func bus(_ algorithm: RenderAlgorithm) throws -> Bus {
@@ -109,7 +133,7 @@ public final class RoomRenderer {
                                          sampleRate: Room.sampleRate, sources: max(256, 2 * room.sources.count + 64),
                                          voices: room.playingVoices(levelOfDetail))
             try mixer.setDistanceModel(scene.distance)
-            try mixer.setListener(position: scene.listenerPosition, orientation: scene.listenerOrientation)
+            try mixer.setListener(position: listener.position, orientation: listener.orientation)
             if let reverb = scene.reverb { try mixer.setReverb(reverb.preset, levelDecibels: reverb.levelDecibels) }
             let bus = Bus(mixer: mixer, output: route.layout)
             buses[algorithm] = bus
@@ -121,8 +145,8 @@ public final class RoomRenderer {
         var field: SoundFieldBus?
         func soundField() throws -> SoundFieldBus {
             if let field { return field }
-            let made = try SoundFieldBus(mixer: bus(route.automaticAlgorithm).mixer, listenerPosition: scene.listenerPosition,
-                                         listenerOrientation: scene.listenerOrientation, startingAt: frame)
+            let made = try SoundFieldBus(mixer: bus(route.automaticAlgorithm).mixer, listenerPosition: listener.position,
+                                         listenerOrientation: listener.orientation, startingAt: frame)
             field = made
             return made
         }
@@ -140,25 +164,25 @@ public final class RoomRenderer {
         let crowdSources = room.sources.filter(\.isCrowdCandidate).count
         var crowd: Crowd?
         if room.hasCrowd(levelOfDetail) {
-            crowd = try Crowd(field: soundField(), listenerPosition: scene.listenerPosition, distance: scene.distance,
+            crowd = try Crowd(field: soundField(), listenerPosition: listener.position, distance: scene.distance,
                               voices: min(levelOfDetail.perSourceVoices, crowdSources))
         }
 
         var voices: [Voice] = []
-        var liveVoices: [Int?] = []
+        var sources: [LiveSource] = []
         var passthrough: [PassthroughVoice] = []
         var bypasses: [InHeadBypass] = []
         var choices: [RenderChoice] = []
         for source in room.sources {
             let description = source.description
-            let gain = Level.linear(fromDecibels: description.gainDecibels)
-            let startFrame = Int((description.start * Double(Room.sampleRate)).rounded())
-            guard description.playing || (source.rendersInPlace && !(crowd != nil && source.isCrowdCandidate)) else {
-                // Rendered from the timeline: it joins the room when it plays, through a new renderer.
-                choices.append(RenderChoice(source, route: route))
-                liveVoices.append(nil)
-                continue
-            }
+            guard let slot = controls.slot(of: description.id) else { throw UncontrolledSourceError(id: description.id) }
+            let state = controls.initial(slot: slot)
+            var live = LiveSource(slot: slot, applied: state)
+            defer { sources.append(live) }
+            let gain = state.gain
+            let motion = SourceMotion(placement: description.placement, glide: state.glide)
+            let signal = TimelineSamples(samples: source.audio.samples, startFrame: state.startFrame, rate: description.rate,
+                                         loop: description.loop, playing: state.playing)
             if let crowd, source.isCrowdCandidate {
                 choices.append(RenderChoice(algorithm: route.automaticAlgorithm,
                                             reason: "crowd of \(crowdSources) (the loudest \(levelOfDetail.perSourceVoices) alone, the rest in the field)"))
@@ -167,14 +191,12 @@ public final class RoomRenderer {
                 try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
                 try point.setLooping(description.loop)
                 try point.setRate(description.rate)
-                let signal = TimelineSamples(samples: source.audio.samples, startFrame: startFrame, rate: description.rate,
-                                             loop: description.loop)
-                let emitter = try soundField().addCrowdPoint(signal, placement: description.placement, distance: scene.distance,
-                                                             gain: gain * paths.directGain(reverberant: reverberant))
-                crowd.add(Crowd.Member(point: point, emitter: emitter, placement: description.placement, gain: gain,
-                                       startFrame: startFrame, frames: source.audio.frameCount, loop: description.loop,
-                                       rate: description.rate))
-                liveVoices.append(nil)
+                let emitter = try soundField().addCrowdPoint(signal, motion: motion, distance: scene.distance,
+                                                             gain: gain, scale: paths.directGain(reverberant: reverberant))
+                live.crowdMember = crowd.add(Crowd.Member(point: point, emitter: emitter, motion: motion, gain: gain,
+                                                          startFrame: state.startFrame, playable: state.playing,
+                                                          frames: source.audio.frameCount, loop: description.loop,
+                                                          rate: description.rate))
                 continue
             }
             let choice = RenderChoice(source, route: route)
@@ -182,30 +204,30 @@ public final class RoomRenderer {
             let sound: (any TimelineVoice)?
             var point: PointSource?
             var inHead: InHeadBypass.SpatialPart?
-            /// Puts a point where the source starts.
+            /// Puts a point where the source is at `frame`.
             func place(_ source: PointSource) throws -> PointSource {
-                try source.setPosition(description.placement.position(at: description.start))
+                try source.setPosition(motion.position(at: max(frame, state.startFrame)))
                 return source
             }
             switch source.rendering {
             case .passthrough:
                 let paths = description.mode == .bypass ? RoomPaths.dry : description.paths
-                let direct = Float(gain * paths.directGain(reverberant: reverberant))
                 let taps = ChannelTap.passthrough(channels: source.audio.channelCount, to: route.layout)
-                passthrough.append(PassthroughVoice(samples: source.audio.samples.map { $0 * direct },
-                                                    channels: source.audio.channelCount, frames: source.audio.frameCount,
-                                                    taps: taps, startFrame: startFrame + latency, loop: description.loop,
+                live.passthrough = passthrough.count
+                passthrough.append(PassthroughVoice(samples: source.audio.samples, channels: source.audio.channelCount,
+                                                    frames: source.audio.frameCount, taps: taps, latency: latency,
+                                                    startFrame: state.startFrame, playing: state.playing, loop: description.loop,
+                                                    gain: gain, scale: paths.directGain(reverberant: reverberant),
                                                     directPathHF: paths.directHF))
                 guard let send = try reverbSend(source.audio.downmixedToMono().samples, paths: paths) else { continue }
                 try send.lockToHead()
                 sound = send
             case .point(.soundField?):
-                let signal = TimelineSamples(samples: source.audio.samples, startFrame: startFrame, rate: description.rate,
-                                             loop: description.loop)
                 let paths = description.paths
                 let field = try soundField()
-                let emitter = field.addPoint(signal, placement: description.placement, distance: scene.distance,
-                                             gain: gain * paths.directGain(reverberant: reverberant), directPathHF: paths.directHF)
+                let emitter = field.addPoint(signal, motion: motion, distance: scene.distance, gain: gain,
+                                             scale: paths.directGain(reverberant: reverberant), directPathHF: paths.directHF)
+                live.emitter = emitter
                 inHead = .field(field, emitter: emitter)
                 if let send = try reverbSend(source.audio.samples, paths: paths) {
                     point = try place(send)
@@ -220,11 +242,12 @@ public final class RoomRenderer {
                 point = try place(made)
                 inHead = .openAL(made)
                 sound = made
+                live.voiceIsDirect = true
             case .bed(.soundField?):
                 let (feeds, directions) = try Self.speakerFeeds(of: source)
-                try soundField().addBed(feeds: feeds, directions: directions, orientation: description.orientation,
-                                        startFrame: startFrame, loop: description.loop, rate: description.rate, gain: gain)
-                liveVoices.append(nil)
+                live.bedEmitters = try soundField().addBed(feeds: feeds, directions: directions, orientation: description.orientation,
+                                                           startFrame: state.startFrame, playing: state.playing,
+                                                           loop: description.loop, rate: description.rate, gain: gain)
                 continue
             case .bed:
                 let mixer = try bus(choice.algorithm!).mixer
@@ -240,24 +263,22 @@ public final class RoomRenderer {
                 case nil:
                     preconditionFailure("a bed's layout is resolved when its room loads")
                 }
+                live.voiceIsDirect = true
             }
-            liveVoices.append(sound != nil && source.rendersInPlace ? voices.count : nil)
             if let sound {
                 try sound.setGain(linear: gain)
                 try sound.setLooping(description.loop)
                 try sound.setRate(description.rate)
                 var path: MotionPath?
                 if case .moving(let motion) = description.placement { path = motion }
-                voices.append(Voice(sound: sound, point: point, path: path, startFrame: description.playing ? startFrame : .max,
+                live.voice = voices.count
+                voices.append(Voice(sound: sound, point: point, path: path, startFrame: state.startFrame,
                                     frames: source.audio.frameCount, loop: description.loop, rate: description.rate))
             }
             if description.inHead == .bypass, let inHead {
-                // The copy is heard straight, so it waits out the buses' latency like passthrough.
-                let signal = TimelineSamples(samples: source.audio.samples, startFrame: startFrame + latency,
-                                             rate: description.rate, loop: description.loop)
-                bypasses.append(try InHeadBypass(signal: signal, placement: description.placement,
-                                                 listenerPosition: scene.listenerPosition, gain: gain,
-                                                 output: route.layout, spatial: inHead, at: frame))
+                live.bypass = bypasses.count
+                bypasses.append(try InHeadBypass(signal: signal, latency: latency, motion: motion, listenerPosition: listener.position,
+                                                 gain: gain, output: route.layout, spatial: inHead, at: frame))
             }
         }
         self.field = field
@@ -266,18 +287,23 @@ public final class RoomRenderer {
         self.latencyFrames = latency
         self.buses = RenderAlgorithm.allCases.compactMap { buses[$0] }
         self.voices = voices
-        self.liveVoices = liveVoices
-        glides = Array(repeating: nil, count: voices.count)
-        held = Array(repeating: false, count: voices.count)
+        self.sources = sources
+        glides = sources.reduce(into: [Glide?](repeating: nil, count: voices.count)) { glides, source in
+            if let voice = source.voice { glides[voice] = source.applied.glide }
+        }
+        held = sources.reduce(into: [Bool](repeating: false, count: voices.count)) { held, source in
+            if let voice = source.voice { held[voice] = !source.applied.playing }
+        }
         self.passthrough = passthrough
         self.choices = choices
-        startOrder = voices.indices.sorted { voices[$0].startFrame < voices[$1].startFrame }
+        schedule = voices.indices.map { ($0, voices[$0].startFrame) }.sorted { $0.frame < $1.frame }
         framesRendered = frame
         try crowd?.start(at: frame)
         if frame > 0 {
-            try updateMotion(at: Double(frame) / Double(Room.sampleRate))
-            while nextStart < startOrder.count, voices[startOrder[nextStart]].startFrame < frame {
-                try voices[startOrder[nextStart]].resume(at: frame)
+            try updateMotion()
+            while nextStart < schedule.count, schedule[nextStart].frame < frame {
+                let voice = schedule[nextStart].voice
+                if !held[voice] { try voices[voice].resume(at: frame) }
                 nextStart += 1
             }
         }
@@ -287,7 +313,8 @@ public final class RoomRenderer {
     public func render(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) throws {
         precondition(frameCount <= Self.maximumCallFrames, "render at most \(Self.maximumCallFrames) frames a call")
         precondition(output.count >= frameCount * channelCount, "output block too small")
-        try updateMotion(at: Double(framesRendered) / Double(Room.sampleRate))
+        try applyControls()
+        try updateMotion()
         try crowd?.update(at: framesRendered, frames: frameCount)
         let channels = channelCount
         let first = framesRendered
@@ -296,8 +323,8 @@ public final class RoomRenderer {
         while done < frameCount {
             try startVoicesDue(at: framesRendered)
             var part = frameCount - done
-            if nextStart < startOrder.count {
-                part = min(part, voices[startOrder[nextStart]].startFrame - framesRendered)
+            if nextStart < schedule.count {
+                part = min(part, schedule[nextStart].frame - framesRendered)
             }
             try field?.prepare(through: framesRendered + part)
             let slice = UnsafeMutableBufferPointer(rebasing: output[(done * channels)..<((done + part) * channels)])
@@ -368,13 +395,16 @@ public final class RoomRenderer {
     }
 
     private func startVoicesDue(at frame: Int) throws {
-        while nextStart < startOrder.count, voices[startOrder[nextStart]].startFrame <= frame {
-            if !held[startOrder[nextStart]] { try voices[startOrder[nextStart]].sound.play() }
+        while nextStart < schedule.count, schedule[nextStart].frame <= frame {
+            let (voice, start) = schedule[nextStart]
+            // A voice played or stopped since keeps to what it was told.
+            if !held[voice] && voices[voice].startFrame == start { try voices[voice].sound.play() }
             nextStart += 1
         }
     }
 
-    private func updateMotion(at time: Double) throws {
+    private func updateMotion() throws {
+        let time = Double(framesRendered) / Double(Room.sampleRate)
         for index in voices.indices {
             guard let point = voices[index].point else { continue }
             if let glide = glides[index] {
@@ -385,48 +415,60 @@ public final class RoomRenderer {
         }
     }
 
-    // MARK: Live changes, on the render thread
+    // MARK: The parameter plane, on the render thread
 
-    /// Whether `glide`, `setGain`, `play` and `stop` apply in place to the
-    /// source at `index` (in the room's order). Other sources render from
-    /// the timeline or share a path, and change through a new renderer.
-    public func changesInPlace(source index: Int) -> Bool { liveVoices[index] != nil }
-
-    /// Whether the listener can move in place: nothing the engine renders
-    /// itself depends on where the listener is.
-    public var turnsInPlace: Bool { field == nil && crowd == nil && bypasses.isEmpty }
-
-    /// Moves the source along `glide`, from its next block on.
-    public func glide(source index: Int, _ glide: Glide) {
-        guard let voice = liveVoices[index], voices[voice].point != nil else { return }
-        glides[voice] = glide
+    /// Applies what the slots hold that this renderer has not applied yet.
+    private func applyControls() throws {
+        let now = controls.listener.load()
+        if now != listener {
+            listener = now
+            for bus in buses { try bus.mixer.setListener(position: now.position, orientation: now.orientation) }
+            field?.setListener(position: now.position, orientation: now.orientation)
+            crowd?.listenerPosition = now.position
+            for bypass in bypasses { bypass.listenerPosition = now.position }
+        }
+        for index in sources.indices {
+            let state = controls.load(slot: sources[index].slot)
+            if state != sources[index].applied { try apply(state, toSource: index) }
+        }
     }
 
-    /// Sets the source's gain; OpenAL ramps it over the next mix.
-    public func setGain(source index: Int, linear gain: Double) throws {
-        guard let voice = liveVoices[index] else { return }
-        try voices[voice].sound.setGain(linear: gain)
+    private func apply(_ state: SourceState, toSource index: Int) throws {
+        let source = sources[index], before = source.applied
+        sources[index].applied = state
+        let restarted = state.playing != before.playing || state.startFrame != before.startFrame
+        if let voice = source.voice {
+            if state.glide != before.glide { glides[voice] = state.glide }
+            if state.gain != before.gain && source.bypass == nil { try voices[voice].sound.setGain(linear: state.gain) }
+            if restarted {
+                voices[voice].startFrame = state.startFrame
+                held[voice] = !state.playing
+                try voices[voice].sound.stop()
+                if state.playing && state.startFrame <= framesRendered { try voices[voice].resume(at: framesRendered) }
+            }
+        }
+        if let emitter = source.emitter { field?.setPoint(emitter, state) }
+        if let emitters = source.bedEmitters { field?.setBed(emitters, state) }
+        if let member = source.crowdMember { try crowd?.set(member, state) }
+        if let bypass = source.bypass { try bypasses[bypass].set(state) }
+        if let voice = source.passthrough { passthrough[voice].set(state) }
     }
+}
 
-    /// Plays the source from its beginning.
-    public func play(source index: Int) throws {
-        guard let voice = liveVoices[index] else { return }
-        held[voice] = false
-        try voices[voice].sound.stop()
-        try voices[voice].sound.setPlaybackOffset(frames: 0)
-        try voices[voice].sound.play()
-    }
+/// A source a renderer was asked to play that has no slot in the room's controls.
+public struct UncontrolledSourceError: Error, Sendable, CustomStringConvertible {
+    public let id: String
 
-    public func stop(source index: Int) throws {
-        guard let voice = liveVoices[index] else { return }
-        held[voice] = true
-        try voices[voice].sound.stop()
-    }
+    public var description: String { "source \"\(id)\" has no slot in the room's controls: every slot is taken" }
+}
 
-    /// Moves and turns the listener on every bus; only when `turnsInPlace`.
-    public func setListener(position: Position, orientation: Orientation) throws {
-        precondition(turnsInPlace, "the field and in-head paths take the listener when they are made")
-        for bus in buses { try bus.mixer.setListener(position: position, orientation: orientation) }
+/// Where a source is: its scene placement until the first live move, then that glide.
+struct SourceMotion {
+    let placement: Placement
+    var glide: Glide?
+
+    func position(at frame: Int) -> Position {
+        glide?.position(at: frame) ?? placement.position(at: Double(frame) / Double(Room.sampleRate))
     }
 }
 

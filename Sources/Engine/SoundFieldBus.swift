@@ -30,15 +30,17 @@ final class SoundFieldBus {
     /// What an emitter is anchored to.
     enum Anchor {
         /// A point in the world, attenuated with distance.
-        case point(Placement, DistanceModel)
+        case point(SourceMotion, DistanceModel)
         /// A bed's speaker: a direction in the world (OpenAL axes), never attenuated.
         case direction(SIMD3<Double>)
     }
 
     struct Emitter {
-        let signal: TimelineSamples
-        let anchor: Anchor
-        let gain: Double
+        var signal: TimelineSamples
+        var anchor: Anchor
+        /// The source's gain, and the share of it the direct path keeps.
+        var gain: Double
+        let scale: Double
         /// Obstruction and occlusion on the direct path; nil when they leave it alone.
         var shelf: HighShelfFilter?
         /// The part rendered spatially: less than 1 while an in-head source
@@ -49,10 +51,12 @@ final class SoundFieldBus {
     /// A crowd source: panned onto the direction bins with its neighbours
     /// instead of encoded alone, which costs a quarter as much.
     struct CrowdEmitter {
-        let signal: TimelineSamples
-        let placement: Placement
+        var signal: TimelineSamples
+        var motion: SourceMotion
         let distance: DistanceModel
-        let gain: Double
+        /// The source's gain, and the share of it the direct path keeps.
+        var gain: Double
+        let scale: Double
         /// The part rendered in the field; the rest plays per source.
         var share = 1.0
         /// The bins' gains and the direction-less part reached at the end of the last chunk.
@@ -78,8 +82,8 @@ final class SoundFieldBus {
     /// Per field component, on headphones: the high-frequency power the
     /// virtual speakers' spread loses.
     private var diffuseShelves: [HighShelfFilter]
-    private let listenerPosition: Position
-    private let toListener: Rotation
+    private var listenerPosition: Position
+    private var toListener: Rotation
     private var emitters: [Emitter] = []
     /// The timeline frame the next chunk starts at.
     private var producedFrame: Int
@@ -144,40 +148,77 @@ final class SoundFieldBus {
             + [1] + [Float](repeating: 0, count: Self.components - 1)
     }
 
-    /// Adds a point source; returns its index for `setSpatialShare`.
+    /// Adds a point source; returns its index for `setSpatialShare` and `setPoint`.
+    /// - Parameter scale: the share of the source's gain its direct path keeps.
     @discardableResult
-    func addPoint(_ signal: TimelineSamples, placement: Placement, distance: DistanceModel, gain: Double,
+    func addPoint(_ signal: TimelineSamples, motion: SourceMotion, distance: DistanceModel, gain: Double, scale: Double,
                   directPathHF: Double) -> Int {
-        emitters.append(Emitter(signal: signal, anchor: .point(placement, distance), gain: gain, shelf: Self.shelf(directPathHF)))
+        emitters.append(Emitter(signal: signal, anchor: .point(motion, distance), gain: gain, scale: scale,
+                                shelf: Self.shelf(directPathHF)))
         coefficients += Self.silent
         return emitters.count - 1
     }
 
     /// Adds a bed: one emitter per speaker feed, at its direction turned by the bed's orientation.
     func addBed(feeds: [[Float]], directions: [SIMD3<Double>], orientation: Orientation,
-                startFrame: Int, loop: Bool, rate: Double, gain: Double) {
-        let rotation = orientation.rotation
+                startFrame: Int, playing: Bool, loop: Bool, rate: Double, gain: Double) -> Range<Int> {
+        let rotation = orientation.rotation, first = emitters.count
         for (feed, direction) in zip(feeds, directions) {
-            emitters.append(Emitter(signal: TimelineSamples(samples: feed, startFrame: startFrame, rate: rate, loop: loop),
-                                    anchor: .direction(rotation * direction), gain: gain))
+            emitters.append(Emitter(signal: TimelineSamples(samples: feed, startFrame: startFrame, rate: rate, loop: loop, playing: playing),
+                                    anchor: .direction(rotation * direction), gain: gain, scale: 1))
             coefficients += Self.silent
         }
+        return first..<emitters.count
     }
 
     func setSpatialShare(_ share: Double, of emitter: Int) { emitters[emitter].spatialShare = share }
 
-    /// Adds a crowd source; returns its index for `setCrowdShare`.
-    func addCrowdPoint(_ signal: TimelineSamples, placement: Placement, distance: DistanceModel, gain: Double) -> Int {
+    /// Takes a point source's live state: gain, move and play; from the next chunk on, ramped.
+    func setPoint(_ index: Int, _ state: SourceState) {
+        emitters[index].gain = state.gain
+        if case .point(var motion, let distance) = emitters[index].anchor {
+            motion.glide = state.glide
+            emitters[index].anchor = .point(motion, distance)
+        }
+        emitters[index].signal.startFrame = state.startFrame
+        emitters[index].signal.playing = state.playing
+    }
+
+    /// Takes a bed's live state: gain and play.
+    func setBed(_ indices: Range<Int>, _ state: SourceState) {
+        for index in indices {
+            emitters[index].gain = state.gain
+            emitters[index].signal.startFrame = state.startFrame
+            emitters[index].signal.playing = state.playing
+        }
+    }
+
+    /// Where the field is heard from, from the next chunk on.
+    func setListener(position: Position, orientation: Orientation) {
+        listenerPosition = position
+        toListener = orientation.rotation.transposed
+    }
+
+    /// Adds a crowd source; returns its index for `setCrowdShare` and `setCrowdPoint`.
+    func addCrowdPoint(_ signal: TimelineSamples, motion: SourceMotion, distance: DistanceModel, gain: Double, scale: Double) -> Int {
         if crowd.isEmpty {
             binned = [Float](repeating: 0, count: (DirectionBins.count + 1) * Self.chunkFrames)
             binTouched = [Bool](repeating: false, count: DirectionBins.count + 1)
         }
-        crowd.append(CrowdEmitter(signal: signal, placement: placement, distance: distance, gain: gain))
+        crowd.append(CrowdEmitter(signal: signal, motion: motion, distance: distance, gain: gain, scale: scale))
         return crowd.count - 1
     }
 
     /// How much of crowd source `index` the field renders, 0 to 1.
     func setCrowdShare(_ share: Double, of index: Int) { crowd[index].share = share }
+
+    /// Takes a crowd source's live state: gain, move and play.
+    func setCrowdPoint(_ index: Int, _ state: SourceState) {
+        crowd[index].gain = state.gain
+        crowd[index].motion.glide = state.glide
+        crowd[index].signal.startFrame = state.startFrame
+        crowd[index].signal.playing = state.playing
+    }
 
     /// Queues the field up to a chunk beyond `frame`, the end of what the bus renders next.
     func prepare(through frame: Int) throws {
@@ -188,7 +229,6 @@ final class SoundFieldBus {
 
     private func produceChunk() throws {
         let chunk = Self.chunkFrames, components = Self.components
-        let time = Double(producedFrame) / Double(Room.sampleRate)
         field.withUnsafeMutableBufferPointer { field in
             field.update(repeating: 0)
             for index in emitters.indices {
@@ -196,7 +236,7 @@ final class SoundFieldBus {
                     emitters[index].signal.read(into: signal, from: producedFrame)
                     if emitters[index].shelf != nil { emitters[index].shelf!.process(signal) }
                 }
-                encode(emitters[index], at: time)
+                encode(emitters[index], at: producedFrame)
                 signal.withUnsafeBufferPointer { signal in
                     target.withUnsafeBufferPointer { target in
                         coefficients.withUnsafeMutableBufferPointer { all in
@@ -215,7 +255,7 @@ final class SoundFieldBus {
                 }
             }
         }
-        if !crowd.isEmpty { encodeCrowd(at: time) }
+        if !crowd.isEmpty { encodeCrowd() }
         primed = true
         if !diffuseShelves.isEmpty {
             field.withUnsafeMutableBufferPointer { field in
@@ -261,15 +301,15 @@ final class SoundFieldBus {
 
     /// Pans every audible crowd source onto its bins, its gains ramping
     /// across the chunk, then encodes each bin that got any into the field.
-    private func encodeCrowd(at time: Double) {
+    private func encodeCrowd() {
         let chunk = Self.chunkFrames, omniBin = DirectionBins.count
         binned.withUnsafeMutableBufferPointer { binned in
             crowd.withUnsafeMutableBufferPointer { crowd in
             for index in crowd.indices {
                 var next = DirectionBins.Weights(), nextOmni: Float = 0
-                var direction = toListener * (crowd[index].placement.position(at: time) - listenerPosition)
+                var direction = toListener * (crowd[index].motion.position(at: producedFrame) - listenerPosition)
                 let length = (direction * direction).sum().squareRoot()
-                let amplitude = crowd[index].gain * crowd[index].distance.gain(at: length) * crowd[index].share
+                let amplitude = crowd[index].gain * crowd[index].scale * crowd[index].distance.gain(at: length) * crowd[index].share
                 if Float(amplitude) >= Self.audibleGain {
                     // Near the head the direction fades out, as for single emitters.
                     let focus = min(length / Self.focusDistance, 1)
@@ -325,15 +365,15 @@ final class SoundFieldBus {
         }
     }
 
-    /// Writes the emitter's gains into the field at `time` to `target`.
+    /// Writes the emitter's gains into the field at `frame` to `target`.
     /// Within `focusDistance` the directional components fade out.
-    private func encode(_ emitter: Emitter, at time: Double) {
+    private func encode(_ emitter: Emitter, at frame: Int) {
         var direction: SIMD3<Double>
-        var gain = emitter.gain * emitter.spatialShare
+        var gain = emitter.gain * emitter.scale * emitter.spatialShare
         var focus = 1.0
         switch emitter.anchor {
-        case .point(let placement, let distance):
-            direction = toListener * (placement.position(at: time) - listenerPosition)
+        case .point(let motion, let distance):
+            direction = toListener * (motion.position(at: frame) - listenerPosition)
             let length = (direction * direction).sum().squareRoot()
             gain *= distance.gain(at: length)
             focus = min(length / Self.focusDistance, 1)

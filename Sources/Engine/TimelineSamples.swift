@@ -4,15 +4,18 @@
 struct TimelineSamples {
     let samples: [Float]
     /// Timeline frame of its first sample.
-    let startFrame: Int
+    var startFrame: Int
     let rate: Double
     let loop: Bool
+    /// False: stopped, silent wherever the timeline is.
+    var playing = true
 
     /// Writes the samples for timeline frames `frame ..< frame + output.count`
     /// into `output`: silence before the start and after a single play,
     /// linear interpolation between samples at rates other than 1.
     func read(into output: UnsafeMutableBufferPointer<Float>, from frame: Int) {
         let count = samples.count
+        guard playing else { return output.update(repeating: 0) }
         if rate == 1 { return copy(into: output, from: frame) }
         samples.withUnsafeBufferPointer { source in
             for index in output.indices {

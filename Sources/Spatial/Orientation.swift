@@ -10,7 +10,7 @@ public typealias Position = SIMD3<Double>
 /// Yaw, pitch and roll in degrees, applied in that order to a frame that
 /// faces -Z with +Y up. Yaw +90 turns to face +X (right), pitch +90 looks
 /// up, roll +90 lowers the right side.
-public struct Orientation: Sendable, Equatable {
+public struct Orientation: Sendable, Equatable, BitwiseCopyable {
     public var yaw: Double
     public var pitch: Double
     public var roll: Double

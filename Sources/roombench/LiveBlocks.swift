@@ -12,17 +12,18 @@ import Voice
 /// roomd's render path under steering: a render thread pulls the room
 /// through `LiveRoom.render` in the odd-sized pieces a sound server asks
 /// for, pushing the microphone first as a capture callback would, while a
-/// control thread drives `RoomController` as scenectl does.
+/// control thread drives `RoomSession` as scenectl does.
 struct LiveBlocks: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "live",
-        abstract: "roomd's render callback while the room is steered: heap allocations on the render thread, and its CPU per block.",
+        abstract: "roomd's render callback while the room is steered: heap allocations, frees and lock waits on the render thread, and its CPU per block.",
         discussion: """
             The scene plays with its microphone as a device fed from its recording and the echo of \
             the output, echo cancellation on and the talker unmuted. A control thread, paced on the \
             room's frame, glides sources, changes gains, plays and stops, ducks, mutes, switches echo \
             cancellation, turns the listener, forces routes, triggers prompts and reports echo delays. \
-            Only the render thread's allocations are counted, from its first block. It fails if there are any.
+            Only the render thread's allocations, frees and mutex locks are counted, from its first block. \
+            It fails if it allocates or frees anything.
             """
     )
 
@@ -52,23 +53,24 @@ struct LiveBlocks: ParsableCommand {
         room.scene.voice?.microphone = .device
         room.scene.voice?.muted = false
         room.scene.voice?.echoCancellation = .on
-        let controller = try RoomController(room: room, devices: (true, true), deviceRoute: .headphones)
+        let session = try RoomSession(room: room, devices: (true, true), deviceRoute: .headphones)
+        session.startPumping()
         let steering = Steering(room: room)
         guard !steering.movable.isEmpty else { throw ValidationError("--scene \(scene): needs a point source to move") }
 
         let counts = EventCounts()
-        let events = controller.subscribe()
+        let events = session.subscribe()
         let listening = Task { for await event in events { counts.add(event) } }
 
-        let render = RenderThread(live: controller.live, microphone: controller.deviceMicrophone, recording: microphone,
+        let render = RenderThread(live: session.live, microphone: session.deviceMicrophone, recording: microphone,
                                   blocks: blocks, speed: speed)
         render.start()
         var sent = 0, refused = 0
         while !render.finished {
-            let frame = controller.live.frame
+            let frame = session.live.frame
             if frame >= steering.nextFrame {
                 do {
-                    try steering.next(on: controller, at: frame)
+                    try steering.next(on: session, at: frame)
                     sent += 1
                 } catch {
                     refused += 1
@@ -79,14 +81,15 @@ struct LiveBlocks: ParsableCommand {
         let result = render.result
         Thread.sleep(forTimeInterval: 0.1)
         listening.cancel()
-        controller.stop()
+        session.close()
 
         let kinds = counts.snapshot
         if json {
             let object: [String: Any] = [
-                "blocks": result.blocks, "renderCalls": result.calls, "allocations": result.allocations, "microsecondsPerBlock": result.cpuSeconds / Double(result.blocks) * 1e6,
+                "blocks": result.blocks, "renderCalls": result.calls, "allocations": result.allocations, "frees": result.frees,
+                "locks": result.locks, "contendedLocks": result.contendedLocks, "microsecondsPerBlock": result.cpuSeconds / Double(result.blocks) * 1e6,
                 "outputDecibels": result.outputDecibels, "commands": sent, "refused": refused, "events": kinds,
-                "droppedEvents": controller.live.droppedEvents,
+                "droppedEvents": session.live.droppedEvents,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -95,9 +98,10 @@ struct LiveBlocks: ParsableCommand {
                          result.blocks, result.calls, speed, result.cpuSeconds / Double(result.blocks) * 1e6, result.outputDecibels))
             print("steering: \(sent) commands (\(refused) refused); events: "
                   + kinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
-            print("render thread: \(result.allocations) heap allocations in \(result.blocks) blocks")
+            print("render thread: \(result.allocations) heap allocations and \(result.frees) frees in \(result.blocks) blocks; "
+                  + "\(result.locks) mutex locks, \(result.contendedLocks) of them waited for")
         }
-        if result.allocations > 0 { throw ExitCode(1) }
+        if result.allocations > 0 || result.frees > 0 { throw ExitCode(1) }
     }
 }
 
@@ -120,7 +124,7 @@ final class Steering {
         prompt = room.scene.prompts.first?.id
     }
 
-    func next(on controller: RoomController, at frame: Int) throws {
+    func next(on session: RoomSession, at frame: Int) throws {
         defer {
             step += 1
             nextFrame = frame + 2 * RoomEngine.blockFrames
@@ -129,22 +133,22 @@ final class Steering {
             range.lowerBound + (Double(generator.next()) + 1) / 2 * (range.upperBound - range.lowerBound)
         }
         // Every 100 ms, what the output's tick reports; otherwise one command of the cycle.
-        if step % 5 == 4 { return controller.reportEchoDelay(frames: 1_400 + Int(random(-300...300))) }
+        if step % 5 == 4 { return session.reportEchoDelay(frames: 1_400 + Int(random(-300...300))) }
         switch step % 50 {
         case 0, 10, 20, 30, 40:
-            try controller.setGain(points[step / 50 % points.count], decibels: random(-12...0))
+            try session.setGain(points[step / 50 % points.count], decibels: random(-12...0))
         case 5, 15, 25, 35, 45:
-            try controller.setDucking(level: DuckingLevel.allCases[step / 5 % 4], advanced: step % 100 < 50)
-        case 11: try controller.setMuted(step % 200 < 100)
-        case 21: try controller.setEchoCancellation(step % 300 < 150 ? .on : .off)
-        case 31: try controller.setListener(position: nil, yaw: random(-90...90), pitch: nil, roll: nil)
+            try session.setDucking(level: DuckingLevel.allCases[step / 5 % 4], advanced: step % 100 < 50)
+        case 11: try session.setMuted(step % 200 < 100)
+        case 21: try session.setEchoCancellation(step % 300 < 150 ? .on : .off)
+        case 31: try session.setListener(position: nil, yaw: random(-90...90), pitch: nil, roll: nil)
         case 41:
             let id = points[step / 50 % points.count]
-            try step % 100 < 50 ? controller.stop(id) : controller.play(id)
-        case 46 where step % 350 == 46: try controller.forceRoute(step % 700 < 350 ? .speakers : nil)
-        case 47 where step % 250 == 47: if let prompt { try controller.triggerPrompt(prompt) }
+            try step % 100 < 50 ? session.stop(id) : session.play(id)
+        case 46 where step % 350 == 46: try session.forceRoute(step % 700 < 350 ? .speakers : nil)
+        case 47 where step % 250 == 47: if let prompt { try session.triggerPrompt(prompt) }
         default:
-            try controller.move(movable[step % movable.count], to: Position(random(-4...4), random(-1...1), random(-4...4)),
+            try session.move(movable[step % movable.count], to: Position(random(-4...4), random(-1...1), random(-4...4)),
                                 overMilliseconds: random(50...400))
         }
     }
@@ -157,6 +161,9 @@ final class RenderThread: @unchecked Sendable {
         var blocks = 0
         var calls = 0
         var allocations = 0
+        var frees = 0
+        var locks = 0
+        var contendedLocks = 0
         var cpuSeconds = 0.0
         var outputDecibels = -Double.infinity
     }
@@ -209,7 +216,8 @@ final class RenderThread: @unchecked Sendable {
         while live.frame < endFrame {
             let frames = Self.periods[result.calls % Self.periods.count], channels = live.channelCount
             let piece = UnsafeMutableBufferPointer(rebasing: output[0..<(frames * channels)])
-            let allocated = room_thread_allocation_count(), cpu = threadCPUSeconds()
+            let allocated = room_thread_allocation_count(), freed = room_thread_free_count(), cpu = threadCPUSeconds()
+            let locked = room_thread_lock_count(), contended = room_thread_contended_lock_count()
             // The capture callback: the talker's recording and the echo of the last period's left channel.
             for index in 0..<frames {
                 let echo = index < previous.frames ? output[index * previous.channels] : 0
@@ -220,6 +228,9 @@ final class RenderThread: @unchecked Sendable {
             live.render(into: piece, channels: channels)
             result.cpuSeconds += threadCPUSeconds() - cpu
             result.allocations += room_thread_allocation_count() - allocated
+            result.frees += room_thread_free_count() - freed
+            result.locks += room_thread_lock_count() - locked
+            result.contendedLocks += room_thread_contended_lock_count() - contended
             for sample in piece { energy += Double(sample * sample) }
             played += frames
             previous = (frames, channels)

@@ -26,7 +26,7 @@ func measureEngine(_ room: Room, seconds: Double, levelOfDetail: LevelOfDetail) 
 func measureBlocks(of engine: RoomEngine, seconds: Double) throws -> EngineRunCost {
     let blocks = Int(seconds * 100)
     var cpu = 0.0, allocations = 0
-    for block in 0..<blocks {
+    for _ in 0..<blocks {
         let allocated = room_allocation_count(), started = threadCPUSeconds()
         try engine.renderBlock()
         cpu += threadCPUSeconds() - started

@@ -14,7 +14,7 @@ import Synchronization
 /// switches runs on one serial queue; the render and capture callbacks
 /// only move samples through the room's rings.
 final class LiveOutput: @unchecked Sendable {
-    let controller: RoomController
+    let session: RoomSession
     let targetLatencyFrames: Int
     /// Where the room's own clock writes when there is no server; nil plays into nothing.
     let fallbackFile: String?
@@ -32,13 +32,13 @@ final class LiveOutput: @unchecked Sendable {
     private var underruns: Int { earlierUnderruns + (playback?.underruns ?? 0) }
     private var timer: DispatchSourceTimer?
 
-    init(controller: RoomController, targetLatencyFrames: Int, fallbackFile: String?) {
-        self.controller = controller
+    init(session: RoomSession, targetLatencyFrames: Int, fallbackFile: String?) {
+        self.session = session
         self.targetLatencyFrames = targetLatencyFrames
         self.fallbackFile = fallbackFile
         // The output lives as long as the daemon.
-        controller.onLayoutChange = { _ in self.queue.async { self.reopenPlayback() } }
-        controller.outputStatus = { self.queue.sync { self.status() } }
+        session.onLayoutChange = { _ in self.queue.async { self.reopenPlayback() } }
+        session.outputStatus = { self.queue.sync { self.status() } }
     }
 
     /// Starts on `connection`, or on the room's clock when there is none.
@@ -67,7 +67,7 @@ final class LiveOutput: @unchecked Sendable {
             followDefaultSink()
             reopenPlayback()
             capture = try CaptureStream(connection: connection, name: "Room microphone", role: "phone",
-                                        sampleRate: Room.sampleRate, fragmentFrames: RoomEngine.blockFrames) { [microphone = controller.deviceMicrophone] in
+                                        sampleRate: Room.sampleRate, fragmentFrames: RoomEngine.blockFrames) { [microphone = session.deviceMicrophone] in
                 microphone.push($0)
             }
         } catch {
@@ -79,17 +79,17 @@ final class LiveOutput: @unchecked Sendable {
     private func followDefaultSink() {
         guard let connection, let sink = try? connection.defaultSink() else { return }
         sinkName = sink.name
-        try? controller.deviceChanged(to: OutputRoute(sink: sink))
+        try? session.deviceChanged(to: OutputRoute(sink: sink))
     }
 
     private func reopenPlayback() {
         guard let connection else { return }
         closePlayback()
-        let channels = controller.channelLayout.channelCount
+        let channels = session.channelLayout.channelCount
         do {
-            playback = try PlaybackStream(connection: connection, name: "Room", role: controller.hasVoiceSession ? "phone" : "game",
+            playback = try PlaybackStream(connection: connection, name: "Room", role: session.hasVoiceSession ? "phone" : "game",
                                           channels: channels, sampleRate: Room.sampleRate,
-                                          targetLatencyFrames: targetLatencyFrames) { [live = controller.live] buffer in
+                                          targetLatencyFrames: targetLatencyFrames) { [live = session.live] buffer in
                 live.render(into: buffer, channels: channels)
             }
         } catch {
@@ -103,7 +103,7 @@ final class LiveOutput: @unchecked Sendable {
         guard connection != nil else { return }
         lostAt = .now
         closePulse()
-        controller.post(.serverLost)
+        session.post(.serverLost)
         FileHandle.standardError.write(Data("roomd: lost the PulseAudio server; the room plays on its own clock and reconnects when it can\n".utf8))
         startClock(file: nil)
     }
@@ -132,26 +132,26 @@ final class LiveOutput: @unchecked Sendable {
             play(on: connection)
             self.lostAt = nil
             let after = ContinuousClock.now - lostAt
-            controller.post(.serverReconnected(afterSeconds: Double(after.components.seconds) + Double(after.components.attoseconds) * 1e-18))
+            session.post(.serverReconnected(afterSeconds: Double(after.components.seconds) + Double(after.components.attoseconds) * 1e-18))
             FileHandle.standardError.write(Data("roomd: PulseAudio is back; playing on it again\n".utf8))
             return
         }
         guard let playback else { return }
         if underruns > reportedUnderruns {
             reportedUnderruns = underruns
-            controller.post(.underrun(total: underruns))
+            session.post(.underrun(total: underruns))
         }
         // The microphone hears a block after it has gone through the
         // playback buffer and come back through the capture buffer.
         if let played = playback.latencyFrames() {
             let captured = max(0, capture?.latencyFrames() ?? 0)
-            let delay = played + captured + controller.deviceMicrophone.queued - RoomEngine.blockFrames / 2
-            controller.reportEchoDelay(frames: max(0, delay))
+            let delay = played + captured + session.deviceMicrophone.queued - RoomEngine.blockFrames / 2
+            session.reportEchoDelay(frames: max(0, delay))
         }
     }
 
     private func startClock(file: String?) {
-        clock = RoomClock(live: controller.live, file: file)
+        clock = RoomClock(live: session.live, file: file)
         clock?.start()
     }
 

@@ -56,19 +56,20 @@ struct Roomd: AsyncParsableCommand {
             connection = nil
         }
         let uplinkRecorder = try uplink.map { try ThreadedRecorderSink(path: $0) }
-        let controller = try RoomController(room: room, devices: (connection != nil, connection != nil), deviceRoute: nil,
-                                            uplink: uplinkRecorder)
+        let session = try RoomSession(room: room, devices: (connection != nil, connection != nil), deviceRoute: nil,
+                                         uplink: uplinkRecorder)
+        session.startPumping()
         let fallback = output ?? "roomd-\(URL(fileURLWithPath: scene).deletingPathExtension().lastPathComponent).wav"
         if connection == nil {
             FileHandle.standardOutput.write(Data("roomd: no PulseAudio server; playing \(room.scene.name) on the room's own clock into \(fallback)\n".utf8))
         }
-        let live = LiveOutput(controller: controller, targetLatencyFrames: latencyMilliseconds * Room.sampleRate / 1000,
+        let live = LiveOutput(session: session, targetLatencyFrames: latencyMilliseconds * Room.sampleRate / 1000,
                               fallbackFile: fallback)
         live.start(connection: connection)
         let path = socket ?? defaultControlSocketPath()
         FileHandle.standardOutput.write(Data("roomd: \(room.scene.name) playing; control socket \(path)\n".utf8))
         let signals = Self.stopOnSignals()
-        try await ControlServer(service: ControlService(controller: controller), path: path).run()
+        try await ControlServer(service: ControlService(session: session), path: path).run()
         _ = signals
     }
 

@@ -1,4 +1,4 @@
-@testable import Control
+@testable import Engine
 import Testing
 
 /// The echo reference's delay, settled from latency readings that swing by a

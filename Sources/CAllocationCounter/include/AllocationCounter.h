@@ -11,4 +11,14 @@ long room_allocation_count(void);
 /// thread (a render thread) costs while others allocate as they please.
 long room_thread_allocation_count(void);
 
+/// Heap blocks the calling thread has freed since it started.
+long room_thread_free_count(void);
+
+/// pthread mutexes the calling thread has locked since it started, and how
+/// many of those it found held by another thread and waited for. Linked
+/// into a program, this target's pthread_mutex_lock tries each lock first
+/// and counts a refusal before waiting as the C library does.
+long room_thread_lock_count(void);
+long room_thread_contended_lock_count(void);
+
 #endif

@@ -1,21 +1,31 @@
 import AudioCore
 import Devices
-import Engine
 import Foundation
 import Scene
 import Spatial
 import Synchronization
 import Voice
 
-/// The running room as the control side sees it: it validates every
-/// command, keeps the room's state (what `status` reports and `save`
-/// writes), and tells the render side through its ring. A change the
-/// playing renderers take in place is sent as it is; any other is made
-/// into new renderers here and crossfaded in, so the render thread never
-/// opens a device or allocates.
-public final class RoomController: @unchecked Sendable {
+/// A room playing live, as its control side sees it: it validates every
+/// change once, keeps what `status` reports and `save` writes, and tells
+/// the render side (`live`).
+///
+/// Sources and the listener change through the room's parameter slots
+/// (`SessionControls`), which every renderer reads each block: a move, a
+/// gain, a play or a stop on any kind of source, and a listener turn in any
+/// room, are heard within two blocks and rebuild nothing. Discrete changes
+/// go through `live`'s command ring; a ring that stays full (the render
+/// side stalled) makes the call throw `SessionError.notRendering` instead of
+/// answering for a change that will not happen. Only a route change makes
+/// new renderers, here, off the render thread, crossfaded in; a burst of
+/// them collapses into one takeover in flight.
+///
+/// Every method is safe from any thread but the render thread.
+public final class RoomSession: @unchecked Sendable {
     /// How far ahead new renderers are made to take over: longer than making them takes.
     static let takeoverLead = 0.25
+    /// How long a discrete change waits for room in a full command ring before it fails.
+    static let commandWait = 0.5
 
     public let live: LiveRoom
     /// Where the room's state goes when its output changes channels: the
@@ -43,8 +53,19 @@ public final class RoomController: @unchecked Sendable {
     private let hub = EventHub()
     private let uplinkSink: AudioSink?
     private var referenceDelay = ReferenceDelayEstimate()
+    /// The parameter plane of the engine playing now.
+    private var controls: SessionControls
+    /// The route the render side's renderers play, or will once the takeover in flight arrives.
+    private var renderedRoute: OutputRoute
+    /// New renderers are wanted for `route`: a route change not yet sent.
+    private var takeoverWanted = false
+    /// The frame the takeover in flight is due at, and how far ahead the next is made.
+    private var takeoverFrame: Int?
+    private var takeoverLead = RoomSession.takeoverLead
+    /// Renderers made for route changes, for `status`: a burst of changes makes few.
+    private var renderersMade = 0
     private var drainThread: Thread?
-    private let running = Atomic<Bool>(true)
+    private let running = Atomic<Bool>(false)
 
     /// - Parameters:
     ///   - devices: what the microphone and output are, for `aec: auto`.
@@ -58,19 +79,35 @@ public final class RoomController: @unchecked Sendable {
         self.deviceRoute = deviceRoute
         deviceMicrophone = PushedAudioSource(capacity: Room.sampleRate / 2, maximumQueued: Room.sampleRate / 10)
         route = Self.route(scene: room.scene.route, device: deviceRoute, forced: nil)
+        renderedRoute = route
         echoMode = room.scene.voice?.echoCancellation ?? .auto
-        let engine = try Self.makeEngine(room: room, route: route, devices: devices, microphone: deviceMicrophone, uplink: uplinkSink, frame: 0)
+        controls = SessionControls(room: room)
+        let engine = try Self.makeEngine(room: room, route: route, controls: controls, devices: devices, microphone: deviceMicrophone,
+                                         uplink: uplinkSink, frame: 0)
         echoOn = engine.echoCancellation.on
         live = LiveRoom(engine: engine)
-        let thread = Thread { [weak self] in self?.drainLoop() }
+    }
+
+    deinit { assert(!running.load(ordering: .relaxed), "a session that pumps itself is closed before it goes") }
+
+    /// Pumps the render side's rings from a thread of its own every 10 ms,
+    /// for a room rendered by a device or clock. A room rendered by hand
+    /// (tests, offline) calls `pump` itself instead.
+    public func startPumping() {
+        guard !running.exchange(true, ordering: .relaxed) else { return }
+        let thread = Thread { [weak self] in
+            while let self, self.running.load(ordering: .relaxed) {
+                self.pump()
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+        }
         thread.name = "room events"
         drainThread = thread
         thread.start()
     }
 
-    deinit { running.store(false, ordering: .relaxed) }
-
-    public func stop() { running.store(false, ordering: .relaxed) }
+    /// Stops the thread `startPumping` started.
+    public func close() { running.store(false, ordering: .relaxed) }
 
     public var channelLayout: ChannelLayout { lock.withLock { route.layout } }
 
@@ -86,7 +123,7 @@ public final class RoomController: @unchecked Sendable {
     /// now; the echo reference follows it once it settles.
     public func reportEchoDelay(frames: Int) {
         lock.withLock {
-            if let delay = referenceDelay.update(reading: frames) { send(.referenceDelay(frames: delay)) }
+            if let delay = referenceDelay.update(reading: frames) { live.setReferenceDelay(frames: delay) }
         }
     }
 
@@ -100,23 +137,26 @@ public final class RoomController: @unchecked Sendable {
             var sources: [[String: Any]] = []
             for source in room.sources {
                 let description = source.description
+                let state = controls.state(of: description.id) ?? SourceState(description)
                 var entry: [String: Any] = ["id": description.id, "mode": description.mode.rawValue,
                                             "category": description.category.rawValue,
-                                            "gain": description.gainDecibels, "playing": description.playing,
+                                            "gain": (Level.decibels(fromLinear: state.gain) * 100).rounded() / 100, "playing": state.playing,
                                             "algorithm": Self.algorithm(of: source, on: route)]
                 if case .point = source.rendering {
-                    let position = description.placement.position(at: now)
+                    let position = Self.position(of: description, state, at: live.frame)
                     entry["position"] = [position.x, position.y, position.z]
                 }
                 sources.append(entry)
             }
-            let listener = room.scene.listenerOrientation
+            let listenerState = controls.listenerState
+            let listener = listenerState.orientation
             var result: [String: Any] = [
                 "scene": room.scene.name, "file": room.scene.file, "time": (now * 1000).rounded() / 1000,
                 "route": route.rawValue, "routeForced": forcedRoute != nil, "deviceRoute": deviceRoute?.rawValue ?? NSNull(),
                 "channels": route.layout.channelCount, "algorithm": route.automaticAlgorithm.rawValue,
-                "listener": ["position": [room.scene.listenerPosition.x, room.scene.listenerPosition.y, room.scene.listenerPosition.z],
+                "listener": ["position": [listenerState.position.x, listenerState.position.y, listenerState.position.z],
                              "yaw": listener.yaw, "pitch": listener.pitch, "roll": listener.roll],
+                "renderersMade": renderersMade,
                 "sources": sources, "promptStyle": promptStyle.rawValue,
                 "microphone": microphoneFile ?? "default", "sink": recordingFile.map { "record \($0)" } ?? "default",
             ]
@@ -138,13 +178,20 @@ public final class RoomController: @unchecked Sendable {
         let next = try Room.load(path: path)
         return try lock.withLock {
             let nextRoute = Self.route(scene: next.scene.route, device: deviceRoute, forced: forcedRoute)
-            let engine = try Self.makeEngine(room: next, route: nextRoute, devices: devices, microphone: deviceMicrophone, uplink: uplinkSink, frame: 0)
+            let nextControls = SessionControls(room: next)
+            let engine = try Self.makeEngine(room: next, route: nextRoute, controls: nextControls, devices: devices,
+                                             microphone: deviceMicrophone, uplink: uplinkSink, frame: 0)
             live.adopt(engine)
-            send(.engine(engine))
+            try send(.engine(engine))
+            live.setMuted(engine.muted)
             referenceDelay.reset()
             let layoutChanged = nextRoute.layout != route.layout
             room = next
+            controls = nextControls
             route = nextRoute
+            renderedRoute = nextRoute
+            takeoverWanted = false
+            takeoverFrame = nil
             echoMode = next.scene.voice?.echoCancellation ?? .auto
             echoOn = engine.echoCancellation.on
             microphoneFile = nil
@@ -156,91 +203,89 @@ public final class RoomController: @unchecked Sendable {
         }
     }
 
+    /// Glides the source from where it is now to `position` over `overMilliseconds`.
     public func move(_ id: String, to position: Position, overMilliseconds: Double) throws {
         try lock.withLock {
-            let index = try sourceIndex(id)
-            guard case .point = room.sources[index].rendering else {
-                throw ControlError.refused("source \"\(id)\" is \(Self.kind(of: room.sources[index])): it has no position to move")
+            let source = try self.source(id)
+            guard case .point = source.rendering else {
+                throw SessionError.refused("source \"\(id)\" is \(Self.kind(of: source)): it has no position to move")
             }
             let frame = live.frame
-            let from = room.sources[index].description.placement.position(at: Double(frame) / Double(Room.sampleRate))
-            let glide = Glide(from: from, to: position, startFrame: frame,
-                              endFrame: frame + Int((overMilliseconds / 1000 * Double(Room.sampleRate)).rounded()))
-            room.sources[index].description.placement = glide.placement
-            try change(source: index) { .glide($0, glide) }
+            controls.update(id) { state in
+                let from = Self.position(of: source.description, state, at: frame)
+                state.glide = Glide(from: from, to: position, startFrame: frame,
+                                    endFrame: frame + Int((overMilliseconds / 1000 * Double(Room.sampleRate)).rounded()))
+            }
         }
     }
 
     public func setGain(_ id: String, decibels: Double) throws {
         try lock.withLock {
-            let index = try sourceIndex(id)
-            room.sources[index].description.gainDecibels = decibels
-            try change(source: index) { .gain($0, linear: Level.linear(fromDecibels: decibels)) }
+            _ = try source(id)
+            controls.update(id) { $0.gain = Level.linear(fromDecibels: decibels) }
         }
     }
 
+    /// Plays the source from its beginning, now.
     public func play(_ id: String) throws {
         try lock.withLock {
-            let index = try sourceIndex(id)
-            room.sources[index].description.playing = true
-            // From its beginning, now: later renderers start it where it is.
-            room.sources[index].description.start = Double(live.frame) / Double(Room.sampleRate)
-            try change(source: index) { .play($0) }
+            _ = try source(id)
+            let frame = live.frame
+            controls.update(id) { state in
+                state.playing = true
+                state.startFrame = frame
+            }
         }
     }
 
     public func stop(_ id: String) throws {
         try lock.withLock {
-            let index = try sourceIndex(id)
-            room.sources[index].description.playing = false
-            try change(source: index) { .stop($0) }
+            _ = try source(id)
+            controls.update(id) { $0.playing = false }
         }
     }
 
     /// Moves and turns the listener; nil keeps what is.
     public func setListener(position: Position?, yaw: Double?, pitch: Double?, roll: Double?) throws {
-        try lock.withLock {
-            var scene = room.scene
-            if let position { scene.listenerPosition = position }
-            if let yaw { scene.listenerOrientation.yaw = yaw }
-            if let pitch { scene.listenerOrientation.pitch = pitch }
-            if let roll { scene.listenerOrientation.roll = roll }
-            room.scene = scene
-            if RoomEngine.turnsInPlace(room: room) {
-                send(.listener(scene.listenerPosition, scene.listenerOrientation))
-            } else {
-                try takeOver(routeChange: nil)
-            }
+        lock.withLock {
+            var listener = controls.listenerState
+            if let position { listener.position = position }
+            if let yaw { listener.orientation.yaw = yaw }
+            if let pitch { listener.orientation.pitch = pitch }
+            if let roll { listener.orientation.roll = roll }
+            controls.listener.store(listener)
         }
     }
 
     public func setDucking(level: DuckingLevel?, advanced: Bool?) throws {
         try lock.withLock {
-            guard var voice = room.scene.voice else { throw ControlError.refused("the room has no voice session, so nothing ducks") }
+            guard var voice = room.scene.voice else { throw SessionError.refused("the room has no voice session, so nothing ducks") }
             if let level { voice.duckingLevel = level }
             if let advanced { voice.advancedDucking = advanced }
+            try send(.ducking(depthDecibels: voice.duckingDecibels, advanced: voice.advancedDucking))
             room.scene.voice = voice
-            send(.ducking(depthDecibels: voice.duckingDecibels, advanced: voice.advancedDucking))
         }
     }
 
+    /// Mutes the microphone's uplink; detection goes on, to tell a muted talker.
+    /// It takes effect at the render side's next block, whatever else waits.
     public func setMuted(_ muted: Bool) throws {
         try lock.withLock {
-            guard room.scene.voice != nil else { throw ControlError.refused("the room has no voice session, so there is no microphone to mute") }
+            guard room.scene.voice != nil else { throw SessionError.refused("the room has no voice session, so there is no microphone to mute") }
+            live.setMuted(muted)
             room.scene.voice?.muted = muted
-            send(.mute(muted))
         }
     }
 
     public func setEchoCancellation(_ mode: EchoCancellationMode) throws {
         try lock.withLock {
-            guard room.scene.voice != nil else { throw ControlError.refused("the room has no voice session, so there is no uplink") }
-            room.scene.voice?.echoCancellation = mode
-            echoMode = mode
+            guard room.scene.voice != nil else { throw SessionError.refused("the room has no voice session, so there is no uplink") }
             let resolved = mode.resolve(microphoneIsCapture: devices.microphoneIsCapture && microphoneFile == nil,
                                         outputIsPlayback: devices.outputIsPlayback && recordingFile == nil)
+            try send(.echoCancellation(resolved.on, reason: resolved.reason))
+            room.scene.voice?.echoCancellation = mode
+            echoMode = mode
             echoOn = resolved.on
-            send(.echoCancellation(resolved.on, reason: resolved.reason))
         }
     }
 
@@ -263,9 +308,9 @@ public final class RoomController: @unchecked Sendable {
     /// Takes the microphone from a recording (looping), or with nil from the device again.
     public func setMicrophone(file path: String?) throws {
         let source = try path.map { FileAudioSource(samples: try AudioFileReader.read(path: $0).monoSamples(at: Room.sampleRate), loop: true) }
-        lock.withLock {
+        try lock.withLock {
+            try send(.microphone(source))
             microphoneFile = path
-            send(.microphone(source))
         }
     }
 
@@ -275,51 +320,87 @@ public final class RoomController: @unchecked Sendable {
             let sink = try path.map {
                 FileRecorderSink(writer: try AudioFileWriter(path: $0, format: .wavFloat, layout: route.layout, sampleRate: Room.sampleRate))
             }
+            try send(.sink(sink))
             recordingFile = path
-            send(.sink(sink))
         }
     }
 
     public func triggerPrompt(_ id: String) throws {
         try lock.withLock {
             guard let index = room.prompts.firstIndex(where: { $0.id == id }) else {
-                throw ControlError.unknown(UnknownPromptError(id: id, known: room.prompts.map(\.id)).description)
+                throw SessionError.unknown(UnknownPromptError(id: id, known: room.prompts.map(\.id)).description)
             }
-            send(.prompt(index: index))
+            try send(.prompt(index: index))
+        }
+    }
+
+    /// The room as it is now, as a scene: a source that glided stands where
+    /// it is, the rest of a glide under way becomes keyframes from time 0,
+    /// and gains, playing and the listener are as last set.
+    public func scene() -> SceneDescription {
+        lock.withLock {
+            let frame = live.frame
+            var scene = room.scene
+            let listener = controls.listenerState
+            scene.listenerPosition = listener.position
+            scene.listenerOrientation = listener.orientation
+            scene.sources = room.sources.map { source in
+                var description = source.description
+                guard let state = controls.state(of: description.id) else { return description }
+                description.gainDecibels = (Level.decibels(fromLinear: state.gain) * 100).rounded() / 100
+                description.playing = state.playing
+                if state.startFrame != SourceState(source.description).startFrame { description.start = 0 }
+                if let glide = state.glide { description.placement = glide.remainder(from: frame) }
+                return description
+            }
+            return scene
         }
     }
 
     /// Writes the room as it is now as a scene file.
     public func save(to path: String) throws {
-        let text = lock.withLock {
-            var scene = room.scene
-            scene.sources = room.sources.map(\.description)
-            return SceneWriter.yaml(scene, savedAt: path)
-        }
+        let text = SceneWriter.yaml(scene(), savedAt: path)
         do {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
         } catch {
-            throw ControlError.refused("cannot write \(path): \(error.localizedDescription)")
+            throw SessionError.refused("cannot write \(path): \(error.localizedDescription)")
         }
+    }
+
+    /// Drains the render side's rings once: events to subscribers, finished
+    /// objects freed here, and sends new renderers for a route change when
+    /// the takeover in flight has arrived.
+    public func pump() {
+        while let event = live.events.receive() {
+            lock.withLock { track(event) }
+            hub.publish(event)
+        }
+        while let item = live.returned.receive() {
+            if case .late = item {
+                // The render side passed their frame before they arrived: make them again, further ahead.
+                lock.withLock {
+                    takeoverFrame = nil
+                    takeoverWanted = true
+                    takeoverLead = min(2 * takeoverLead, 1)
+                }
+            }
+        }
+        lock.withLock { try? takeOverIfDue() }
     }
 
     // MARK: Inside
 
-    private func sourceIndex(_ id: String) throws -> Int {
-        guard let index = room.sources.firstIndex(where: { $0.description.id == id }) else {
+    private func source(_ id: String) throws -> RoomSource {
+        guard let source = room.sources.first(where: { $0.description.id == id }) else {
             let known = room.sources.map(\.description.id)
-            throw ControlError.unknown("no source \"\(id)\" in this room; it has \(known.isEmpty ? "none" : known.joined(separator: ", "))")
+            throw SessionError.unknown("no source \"\(id)\" in this room; it has \(known.isEmpty ? "none" : known.joined(separator: ", "))")
         }
-        return index
+        return source
     }
 
-    /// Sends a change to one source in place, or makes new renderers for it.
-    private func change(source index: Int, _ command: (RoomEngine.SourceAddress) -> LiveRoom.Command) throws {
-        if let address = RoomEngine.inPlaceAddress(of: room.sources[index].description.id, in: room) {
-            send(command(address))
-        } else {
-            try takeOver(routeChange: nil)
-        }
+    /// Where a source with `state` is at `frame`.
+    static func position(of description: SourceDescription, _ state: SourceState, at frame: Int) -> Position {
+        SourceMotion(placement: description.placement, glide: state.glide).position(at: frame)
     }
 
     /// Plays on the route the scene, the device and the app together choose.
@@ -328,55 +409,61 @@ public final class RoomController: @unchecked Sendable {
         guard next != route else { return }
         let previous = route
         route = next
-        if next.layout == previous.layout {
-            try takeOver(routeChange: (previous, next))
+        if next.layout == renderedRoute.layout {
+            takeoverWanted = true
+            try takeOverIfDue()
         } else {
             // Other channels need another engine and another stream: the room
             // picks up where it is, and its uplink learns the new echo path.
             let frame = live.frame
-            let engine = try Self.makeEngine(room: room, route: next, devices: devices, microphone: deviceMicrophone, uplink: uplinkSink, frame: frame)
+            let engine = try Self.makeEngine(room: room, route: next, controls: controls, devices: devices, microphone: deviceMicrophone,
+                                             uplink: uplinkSink, frame: frame)
+            engine.muted = room.scene.voice?.muted ?? false
             live.adopt(engine)
-            send(.engine(engine))
+            try send(.engine(engine))
+            renderedRoute = next
+            takeoverWanted = false
+            takeoverFrame = nil
             referenceDelay.reset()
             onLayoutChange(next.layout)
             hub.publish(EngineEvent(frame: frame, kind: .routeChanged(from: previous, to: next, algorithm: next.automaticAlgorithm)))
         }
     }
 
-    /// New renderers for the room as it is, crossfaded in a little ahead of the render thread.
-    private func takeOver(routeChange: (from: OutputRoute, to: OutputRoute)?, lead: Double = takeoverLead) throws {
-        let block = RoomEngine.blockFrames
-        let ahead = Int(lead * Double(Room.sampleRate))
-        let frame = (live.frame + ahead + block - 1) / block * block
-        let renderers = try RoomEngine.makeRenderers(for: room, route: route, startingAt: frame)
-        send(.crossfade(renderers, atFrame: frame, routeChange: routeChange))
-    }
-
-    private func send(_ command: LiveRoom.Command) {
-        // The ring holds 256: more waiting than that means the render side stopped; wait for it briefly.
-        var command = Optional(command)
-        for _ in 0..<100 {
-            guard let pending = command.take() else { return }
-            if live.commands.send(pending) { return }
-            command = nil
-            Thread.sleep(forTimeInterval: 0.01)
+    /// New renderers for the route wanted, crossfaded in a little ahead of
+    /// the render thread, once the takeover in flight has arrived: however
+    /// many route changes come meanwhile, one set is made for the last.
+    private func takeOverIfDue() throws {
+        guard takeoverWanted else { return }
+        if let due = takeoverFrame, live.frame < due { return }
+        takeoverFrame = nil
+        guard route != renderedRoute else {
+            takeoverWanted = false
+            return
         }
+        let block = RoomEngine.blockFrames
+        let frame = (live.frame + Int(takeoverLead * Double(Room.sampleRate)) + block - 1) / block * block
+        let renderers = try RoomEngine.makeRenderers(for: room, route: route, controls: controls, startingAt: frame)
+        renderersMade += 1
+        try send(.crossfade(renderers, atFrame: frame, routeChange: (renderedRoute, route)))
+        renderedRoute = route
+        takeoverFrame = frame
+        takeoverWanted = false
     }
 
-    /// Drains the render side's rings: events to subscribers, finished objects freed here.
-    private func drainLoop() {
-        while running.load(ordering: .relaxed) {
-            while let event = live.events.receive() {
-                lock.withLock { track(event) }
-                hub.publish(event)
+    /// Hands `command` to the render side, waiting a bounded time for room
+    /// in its ring; a ring still full means the room is not rendering, and
+    /// the change is refused rather than answered for and lost.
+    private func send(_ command: LiveRoom.Command) throws {
+        var command = Optional(command)
+        let deadline = Date(timeIntervalSinceNow: Self.commandWait)
+        while let pending = command.take() {
+            guard let refused = live.commands.send(pending) else { return }
+            guard Date() < deadline else {
+                throw SessionError.notRendering("the room is not rendering: its command queue has been full for \(Self.commandWait) s; nothing changed")
             }
-            while let item = live.returned.receive() {
-                if case .late = item {
-                    // The render side passed their frame before they arrived: make them again, further ahead.
-                    lock.withLock { try? takeOver(routeChange: nil, lead: 2 * Self.takeoverLead) }
-                }
-            }
-            Thread.sleep(forTimeInterval: 0.01)
+            command = refused
+            Thread.sleep(forTimeInterval: 0.005)
         }
     }
 
@@ -394,7 +481,8 @@ public final class RoomController: @unchecked Sendable {
         (forced ?? (scene == .auto ? device : scene) ?? .auto).resolved()
     }
 
-    static func makeEngine(room: Room, route: OutputRoute, devices: (microphoneIsCapture: Bool, outputIsPlayback: Bool),
+    static func makeEngine(room: Room, route: OutputRoute, controls: SessionControls,
+                           devices: (microphoneIsCapture: Bool, outputIsPlayback: Bool),
                            microphone: PushedAudioSource, uplink: AudioSink?, frame: Int) throws -> RoomEngine {
         var source: AudioSource?
         var capture = false
@@ -406,7 +494,8 @@ public final class RoomController: @unchecked Sendable {
         case .none?, nil: source = nil
         }
         let engine = try RoomEngine(room: room, route: route, microphone: source, sink: NullAudioSink(),
-                                    microphoneIsCapture: capture, outputIsPlayback: devices.outputIsPlayback, startingAt: frame)
+                                    microphoneIsCapture: capture, outputIsPlayback: devices.outputIsPlayback,
+                                    controls: controls, startingAt: frame)
         engine.uplinkSink = uplink
         return engine
     }
@@ -428,16 +517,18 @@ public final class RoomController: @unchecked Sendable {
     }
 }
 
-/// A command the room cannot take; the room stays as it was.
-public enum ControlError: Error, CustomStringConvertible {
+/// A change the room cannot take; the room stays as it was.
+public enum SessionError: Error, CustomStringConvertible {
     /// Names something the room does not have.
     case unknown(String)
     /// Asks for something the room cannot do.
     case refused(String)
+    /// The render side has stopped taking changes.
+    case notRendering(String)
 
     public var description: String {
         switch self {
-        case .unknown(let text), .refused(let text): text
+        case .unknown(let text), .refused(let text), .notRendering(let text): text
         }
     }
 }

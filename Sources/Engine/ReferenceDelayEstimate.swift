@@ -1,4 +1,3 @@
-import Engine
 
 /// How late the microphone hears the output, settled from the devices'
 /// reported latencies.
