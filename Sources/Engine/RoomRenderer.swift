@@ -459,7 +459,7 @@ public final class RoomRenderer {
 public struct UncontrolledSourceError: Error, Sendable, CustomStringConvertible {
     public let id: String
 
-    public var description: String { "source \"\(id)\" has no slot in the room's controls: every slot is taken" }
+    public var description: String { "source \"\(id)\" has no slot in the room's controls: they were made for another room" }
 }
 
 /// Where a source is: its scene placement until the first live move, then that glide.

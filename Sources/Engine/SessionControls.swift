@@ -46,20 +46,17 @@ public struct ListenerState: Sendable, Equatable, BitwiseCopyable {
 /// renderer of the room, so a renderer made for a new route reads what
 /// the old one read and no change is lost between them.
 ///
-/// Control threads write (`set`); the render thread reads. Slots are made
-/// for the room's sources and `spare` more, which sources added later take.
+/// Control threads write (`update`, `listener.store`); the render thread
+/// reads. A slot is made for each of the room's sources.
 public final class SessionControls: @unchecked Sendable {
-    /// Slots for sources added while the room plays.
-    public static let spareSources = 256
-
     public let listener: ParameterSlot<ListenerState>
     private let sources: [ParameterSlot<SourceState>]
-    /// Source ids to their slots, and the slots nobody holds.
+    /// Source ids to their slots, and the slots nobody holds yet.
     private let assigned = Mutex<(slots: [String: Int], free: [Int])>(([:], []))
 
-    public init(room: Room, spare: Int = SessionControls.spareSources) {
+    public init(room: Room) {
         listener = ParameterSlot(ListenerState(position: room.scene.listenerPosition, orientation: room.scene.listenerOrientation))
-        let capacity = room.sources.count + spare
+        let capacity = room.sources.count
         sources = (0..<capacity).map { _ in ParameterSlot(SourceState(gain: 1, playing: false, startFrame: 0)) }
         assigned.withLock { $0.free = Array((0..<capacity).reversed()) }
         for source in room.sources { _ = assign(source.description) }
@@ -80,16 +77,6 @@ public final class SessionControls: @unchecked Sendable {
         if let slot { sources[slot].store(SourceState(description)) }
         return slot
     }
-
-    /// Frees the source's slot, once no renderer reads it any more.
-    func release(_ id: String) {
-        assigned.withLock { table in
-            if let slot = table.slots.removeValue(forKey: id) { table.free.append(slot) }
-        }
-    }
-
-    /// How many more sources the room can take.
-    var freeSlots: Int { assigned.withLock { $0.free.count } }
 
     /// The source's state as last set. Control threads.
     public func state(of id: String) -> SourceState? { slot(of: id).map { sources[$0].latest } }
