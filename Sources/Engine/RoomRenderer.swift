@@ -97,10 +97,8 @@ public final class RoomRenderer {
     private struct LiveSource {
         let slot: Int
         var applied: SourceState
-        /// Its OpenAL voice: the point or bed itself, or a reverb send.
+        /// Its OpenAL voice: the point or bed itself, or a reverb send; either takes the source's gain.
         var voice: Int?
-        /// Whether `voice` is the source's own sound, whose gain is the source's.
-        var voiceIsDirect = false
         var emitter: Int?
         var bedEmitters: Range<Int>?
         var crowdMember: Int?
@@ -242,7 +240,6 @@ public final class RoomRenderer {
                 point = try place(made)
                 inHead = .openAL(made)
                 sound = made
-                live.voiceIsDirect = true
             case .bed(.soundField?):
                 let (feeds, directions) = try Self.speakerFeeds(of: source)
                 live.bedEmitters = try soundField().addBed(feeds: feeds, directions: directions, orientation: description.orientation,
@@ -263,7 +260,6 @@ public final class RoomRenderer {
                 case nil:
                     preconditionFailure("a bed's layout is resolved when its room loads")
                 }
-                live.voiceIsDirect = true
             }
             if let sound {
                 try sound.setGain(linear: gain)
