@@ -32,10 +32,14 @@ public final class ParameterSlot<Value: BitwiseCopyable>: @unchecked Sendable {
     deinit { copies.deallocate() }
 
     /// Publishes `value`. Any thread but the one that reads.
-    public func store(_ value: Value) {
+    public func store(_ value: Value) { update { $0 = value } }
+
+    /// Publishes `change` made to the newest value, with no other writer
+    /// between the read and the write. Any thread but the one that reads.
+    public func update(_ change: (inout Value) -> Void) {
         writers.withLock { _ in
-            lastWritten = value
-            copies[back] = value
+            change(&lastWritten)
+            copies[back] = lastWritten
             back = middle.exchange(back | Self.fresh, ordering: .acquiringAndReleasing) & 3
         }
     }

@@ -67,8 +67,7 @@ final class InHeadBypass {
     /// Takes the source's live state: its gain for both parts, a move, a play or stop.
     func set(_ state: SourceState) throws {
         motion.glide = state.glide
-        signal.startFrame = state.startFrame + latency
-        signal.playing = state.playing
+        signal.follow(state, delayedBy: latency)
         if state.gain != gain {
             gain = state.gain
             try applySpatialShare()

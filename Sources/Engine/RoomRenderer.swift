@@ -41,14 +41,10 @@ public final class RoomRenderer {
     public let choices: [RenderChoice]
 
     private let buses: [Bus]
-    private var voices: [Voice]
+    private let voices: [Voice]
     /// Each source of the room: its slot, the state last applied, and what renders it.
     private var sources: [LiveSource]
     private var listener: ListenerState
-    /// A glide that has taken over a voice's placement, by voice.
-    private var glides: [Glide?]
-    /// Voices stopped by the app: their scheduled start no longer comes.
-    private var held: [Bool]
     private let passthrough: [PassthroughVoice]
     /// Sources the engine pans into a third-order field itself; nil when none asks for `soundField`.
     private let field: SoundFieldBus?
@@ -74,19 +70,20 @@ public final class RoomRenderer {
 
     private struct Voice {
         let sound: any TimelineVoice
+        /// Its source, in `sources`, whose state says where it is, whether it plays and from when.
+        let source: Int
         /// The voice as a point in the world, and the path it follows when it moves.
         let point: PointSource?
         let path: MotionPath?
-        /// Frame on the room's timeline where its audio starts.
-        var startFrame: Int
         /// Length of its audio in frames, whether it loops, and how fast it plays.
         let frames: Int
         let loop: Bool
         let rate: Double
 
-        /// Plays from where it would be at `frame` of the room's timeline;
-        /// a voice that would have ended by then stays silent.
-        func resume(at frame: Int) throws {
+        /// Plays from where audio starting at `startFrame` would be at
+        /// `frame` of the room's timeline; a voice that would have ended by
+        /// then stays silent.
+        func resume(at frame: Int, startFrame: Int) throws {
             guard let offset = playbackOffset(at: frame, startFrame: startFrame, rate: rate, frames: frames, loop: loop) else { return }
             try sound.setPlaybackOffset(frames: offset)
             try sound.play()
@@ -268,7 +265,7 @@ public final class RoomRenderer {
                 var path: MotionPath?
                 if case .moving(let motion) = description.placement { path = motion }
                 live.voice = voices.count
-                voices.append(Voice(sound: sound, point: point, path: path, startFrame: state.startFrame,
+                voices.append(Voice(sound: sound, source: sources.count, point: point, path: path,
                                     frames: source.audio.frameCount, loop: description.loop, rate: description.rate))
             }
             if description.inHead == .bypass, let inHead {
@@ -284,22 +281,16 @@ public final class RoomRenderer {
         self.buses = RenderAlgorithm.allCases.compactMap { buses[$0] }
         self.voices = voices
         self.sources = sources
-        glides = sources.reduce(into: [Glide?](repeating: nil, count: voices.count)) { glides, source in
-            if let voice = source.voice { glides[voice] = source.applied.glide }
-        }
-        held = sources.reduce(into: [Bool](repeating: false, count: voices.count)) { held, source in
-            if let voice = source.voice { held[voice] = !source.applied.playing }
-        }
         self.passthrough = passthrough
         self.choices = choices
-        schedule = voices.indices.map { ($0, voices[$0].startFrame) }.sorted { $0.frame < $1.frame }
+        schedule = voices.indices.map { ($0, sources[voices[$0].source].applied.startFrame) }.sorted { $0.frame < $1.frame }
         framesRendered = frame
         try crowd?.start(at: frame)
         if frame > 0 {
             try updateMotion()
             while nextStart < schedule.count, schedule[nextStart].frame < frame {
-                let voice = schedule[nextStart].voice
-                if !held[voice] { try voices[voice].resume(at: frame) }
+                let (voice, start) = schedule[nextStart]
+                if sources[voices[voice].source].applied.playing { try voices[voice].resume(at: frame, startFrame: start) }
                 nextStart += 1
             }
         }
@@ -393,8 +384,9 @@ public final class RoomRenderer {
     private func startVoicesDue(at frame: Int) throws {
         while nextStart < schedule.count, schedule[nextStart].frame <= frame {
             let (voice, start) = schedule[nextStart]
+            let state = sources[voices[voice].source].applied
             // A voice played or stopped since keeps to what it was told.
-            if !held[voice] && voices[voice].startFrame == start { try voices[voice].sound.play() }
+            if state.playing && state.startFrame == start { try voices[voice].sound.play() }
             nextStart += 1
         }
     }
@@ -403,7 +395,7 @@ public final class RoomRenderer {
         let time = Double(framesRendered) / Double(Room.sampleRate)
         for index in voices.indices {
             guard let point = voices[index].point else { continue }
-            if let glide = glides[index] {
+            if let glide = sources[voices[index].source].applied.glide {
                 try point.setPosition(glide.position(at: framesRendered))
             } else if let path = voices[index].path {
                 try point.setPosition(path.position(at: time))
@@ -434,13 +426,12 @@ public final class RoomRenderer {
         sources[index].applied = state
         let restarted = state.playing != before.playing || state.startFrame != before.startFrame
         if let voice = source.voice {
-            if state.glide != before.glide { glides[voice] = state.glide }
             if state.gain != before.gain && source.bypass == nil { try voices[voice].sound.setGain(linear: state.gain) }
             if restarted {
-                voices[voice].startFrame = state.startFrame
-                held[voice] = !state.playing
                 try voices[voice].sound.stop()
-                if state.playing && state.startFrame <= framesRendered { try voices[voice].resume(at: framesRendered) }
+                if state.playing && state.startFrame <= framesRendered {
+                    try voices[voice].resume(at: framesRendered, startFrame: state.startFrame)
+                }
             }
         }
         if let emitter = source.emitter { field?.setPoint(emitter, state) }

@@ -133,17 +133,17 @@ public final class RoomSession: @unchecked Sendable {
         // Asked before taking the lock: the output's queue takes this lock too.
         let output = outputStatus()
         return lock.withLock {
-            let now = Double(live.frame) / Double(Room.sampleRate)
+            let frame = live.frame, now = Double(frame) / Double(Room.sampleRate)
             var sources: [[String: Any]] = []
             for source in room.sources {
                 let description = source.description
                 let state = controls.state(of: description.id) ?? SourceState(description)
                 var entry: [String: Any] = ["id": description.id, "mode": description.mode.rawValue,
                                             "category": description.category.rawValue,
-                                            "gain": (Level.decibels(fromLinear: state.gain) * 100).rounded() / 100, "playing": state.playing,
+                                            "gain": state.gainDecibels, "playing": state.playing,
                                             "algorithm": Self.algorithm(of: source, on: route)]
                 if case .point = source.rendering {
-                    let position = Self.position(of: description, state, at: live.frame)
+                    let position = Self.position(of: description, state, at: frame)
                     entry["position"] = [position.x, position.y, position.z]
                 }
                 sources.append(entry)
@@ -248,12 +248,12 @@ public final class RoomSession: @unchecked Sendable {
     /// Moves and turns the listener; nil keeps what is.
     public func setListener(position: Position?, yaw: Double?, pitch: Double?, roll: Double?) throws {
         lock.withLock {
-            var listener = controls.listenerState
-            if let position { listener.position = position }
-            if let yaw { listener.orientation.yaw = yaw }
-            if let pitch { listener.orientation.pitch = pitch }
-            if let roll { listener.orientation.roll = roll }
-            controls.listener.store(listener)
+            controls.listener.update { listener in
+                if let position { listener.position = position }
+                if let yaw { listener.orientation.yaw = yaw }
+                if let pitch { listener.orientation.pitch = pitch }
+                if let roll { listener.orientation.roll = roll }
+            }
         }
     }
 
@@ -347,7 +347,7 @@ public final class RoomSession: @unchecked Sendable {
             scene.sources = room.sources.map { source in
                 var description = source.description
                 guard let state = controls.state(of: description.id) else { return description }
-                description.gainDecibels = (Level.decibels(fromLinear: state.gain) * 100).rounded() / 100
+                description.gainDecibels = state.gainDecibels
                 description.playing = state.playing
                 if state.startFrame != SourceState(source.description).startFrame { description.start = 0 }
                 if let glide = state.glide { description.placement = glide.remainder(from: frame) }
@@ -418,7 +418,6 @@ public final class RoomSession: @unchecked Sendable {
             let frame = live.frame
             let engine = try Self.makeEngine(room: room, route: next, controls: controls, devices: devices, microphone: deviceMicrophone,
                                              uplink: uplinkSink, frame: frame)
-            engine.muted = room.scene.voice?.muted ?? false
             live.adopt(engine)
             try send(.engine(engine))
             renderedRoute = next

@@ -1,13 +1,14 @@
 import AudioCore
 import Scene
 import Spatial
-import Synchronization
 
 /// What a source is told while the room plays. Every renderer that plays
 /// the source reads it each block, whatever kind of source it is.
 public struct SourceState: Sendable, Equatable, BitwiseCopyable {
     /// Linear gain.
     public var gain: Double
+    /// The gain in dB to a hundredth, as `status` and scene files give it.
+    public var gainDecibels: Double { (Level.decibels(fromLinear: gain) * 100).rounded() / 100 }
     /// False: silent until played.
     public var playing: Bool
     /// Timeline frame of its audio's first sample: the scene's start, or
@@ -46,37 +47,22 @@ public struct ListenerState: Sendable, Equatable, BitwiseCopyable {
 /// renderer of the room, so a renderer made for a new route reads what
 /// the old one read and no change is lost between them.
 ///
-/// Control threads write (`update`, `listener.store`); the render thread
-/// reads. A slot is made for each of the room's sources.
+/// Control threads write (`update`, `listener.update`); the render
+/// thread reads.
 public final class SessionControls: @unchecked Sendable {
     public let listener: ParameterSlot<ListenerState>
     private let sources: [ParameterSlot<SourceState>]
-    /// Source ids to their slots, and the slots nobody holds yet.
-    private let assigned = Mutex<(slots: [String: Int], free: [Int])>(([:], []))
+    /// Source ids to their slots.
+    private let slots: [String: Int]
 
     public init(room: Room) {
         listener = ParameterSlot(ListenerState(position: room.scene.listenerPosition, orientation: room.scene.listenerOrientation))
-        let capacity = room.sources.count
-        sources = (0..<capacity).map { _ in ParameterSlot(SourceState(gain: 1, playing: false, startFrame: 0)) }
-        assigned.withLock { $0.free = Array((0..<capacity).reversed()) }
-        for source in room.sources { _ = assign(source.description) }
+        sources = room.sources.map { ParameterSlot(SourceState($0.description)) }
+        slots = Dictionary(room.sources.enumerated().map { ($1.description.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The slot of source `id`, which every renderer of the room reads.
-    func slot(of id: String) -> Int? { assigned.withLock { $0.slots[id] } }
-
-    /// Gives the source a slot holding its scene entry's state; nil when
-    /// every slot is taken.
-    func assign(_ description: SourceDescription) -> Int? {
-        let slot: Int? = assigned.withLock { table in
-            if let slot = table.slots[description.id] { return slot }
-            guard let slot = table.free.popLast() else { return nil }
-            table.slots[description.id] = slot
-            return slot
-        }
-        if let slot { sources[slot].store(SourceState(description)) }
-        return slot
-    }
+    func slot(of id: String) -> Int? { slots[id] }
 
     /// The source's state as last set. Control threads.
     public func state(of id: String) -> SourceState? { slot(of: id).map { sources[$0].latest } }
@@ -85,9 +71,7 @@ public final class SessionControls: @unchecked Sendable {
     @discardableResult
     public func update(_ id: String, _ change: (inout SourceState) -> Void) -> Bool {
         guard let slot = slot(of: id) else { return false }
-        var state = sources[slot].latest
-        change(&state)
-        sources[slot].store(state)
+        sources[slot].update(change)
         return true
     }
 

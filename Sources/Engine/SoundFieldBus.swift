@@ -180,16 +180,14 @@ final class SoundFieldBus {
             motion.glide = state.glide
             emitters[index].anchor = .point(motion, distance)
         }
-        emitters[index].signal.startFrame = state.startFrame
-        emitters[index].signal.playing = state.playing
+        emitters[index].signal.follow(state)
     }
 
     /// Takes a bed's live state: gain and play.
     func setBed(_ indices: Range<Int>, _ state: SourceState) {
         for index in indices {
             emitters[index].gain = state.gain
-            emitters[index].signal.startFrame = state.startFrame
-            emitters[index].signal.playing = state.playing
+            emitters[index].signal.follow(state)
         }
     }
 
@@ -216,8 +214,7 @@ final class SoundFieldBus {
     func setCrowdPoint(_ index: Int, _ state: SourceState) {
         crowd[index].gain = state.gain
         crowd[index].motion.glide = state.glide
-        crowd[index].signal.startFrame = state.startFrame
-        crowd[index].signal.playing = state.playing
+        crowd[index].signal.follow(state)
     }
 
     /// Queues the field up to a chunk beyond `frame`, the end of what the bus renders next.

@@ -10,6 +10,12 @@ struct TimelineSamples {
     /// False: stopped, silent wherever the timeline is.
     var playing = true
 
+    /// Starts and stops as the source's live state says, `delay` frames later on the timeline.
+    mutating func follow(_ state: SourceState, delayedBy delay: Int = 0) {
+        startFrame = state.startFrame + delay
+        playing = state.playing
+    }
+
     /// Writes the samples for timeline frames `frame ..< frame + output.count`
     /// into `output`: silence before the start and after a single play,
     /// linear interpolation between samples at rates other than 1.
