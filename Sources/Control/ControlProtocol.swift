@@ -18,8 +18,8 @@ public enum ControlProtocol {
     /// The longest request line; a longer one is refused and the connection closed.
     public static let maximumLineBytes = 64 * 1024
 
-    public static let verbs = ["status", "load", "move", "listener", "gain", "play", "stop", "duck", "mute", "aec",
-                               "route", "mic", "sink", "prompt", "events", "save"]
+    public static let verbs = ["status", "load", "add", "remove", "set", "move", "listener", "gain", "play", "stop", "duck", "mute",
+                               "aec", "route", "mic", "sink", "prompt", "events", "save"]
 
     /// A request line: its verb and arguments.
     /// Its arguments are JSON values that nobody else holds.
@@ -76,6 +76,15 @@ public struct ControlService: Sendable {
         switch request.verb {
         case "status": return session.status()
         case "load": return ["scene": try session.load(path: try args.string("path"))]
+        case "add":
+            // Relative paths are the client's: it says where it stands.
+            let folder = try args.string("cwd")
+            guard folder.hasPrefix("/") else { throw args.refuse("cwd", folder, "expected an absolute folder") }
+            return ["id": try session.add(entry: try args.string("source"), relativeTo: folder)]
+        case "remove": try session.remove(try args.string("id")); return [:]
+        case "set":
+            try session.set(try args.string("id"), key: try args.string("key"), value: try args.string("value"))
+            return [:]
         case "move":
             let id = try args.string("id")
             try session.move(id, to: try args.position("position"), overMilliseconds: try args.number("overMs", in: 0...600_000) ?? 0)

@@ -28,7 +28,7 @@ public final class RoomEngine {
     public var renderer: RoomRenderer { scene.renderer }
     /// Each source's rendering, in the room's source order.
     public var choices: [RenderChoice] {
-        let all = Array(zip(scene.room.sources, scene.renderer.choices)) + (talkers.map { Array(zip($0.room.sources, $0.renderer.choices)) } ?? [])
+        let all = Array(zip(scene.room.sources, scene.renderer.choices)) + Array(zip(talkers.room.sources, talkers.renderer.choices))
         return room.sources.map { source in all.first { $0.0.description.id == source.description.id }!.1 }
     }
 
@@ -44,7 +44,7 @@ public final class RoomEngine {
     public var uplinkSink: AudioSink?
 
     private let scene: RoomPlayer
-    private let talkers: RoomPlayer?
+    private let talkers: RoomPlayer
     private let uplink: MicrophoneUplink?
     private let echoPath: EchoPath?
     private var advisor = PromptStyleAdvisor(sampleRate: Room.sampleRate)
@@ -92,9 +92,9 @@ public final class RoomEngine {
         self.controls = controls
         let voice = room.scene.voice
         scene = try RoomPlayer(room: room.only([.scene]), route: route, controls: controls, startingAt: frame, levelOfDetail: levelOfDetail)
-        let talkerRoom = room.only([.voice, .prompt])
-        talkers = talkerRoom.sources.isEmpty ? nil
-            : try RoomPlayer(room: talkerRoom, route: route, controls: controls, startingAt: frame, levelOfDetail: levelOfDetail)
+        // Talkers have a mix of their own even before any joins: one that joins later opens nothing.
+        talkers = try RoomPlayer(room: room.only([.voice, .prompt]), route: route, controls: controls, startingAt: frame,
+                                 levelOfDetail: levelOfDetail, mix: .talkers)
         framesRendered = frame
         sessionActive = voice != nil
         muted = voice?.muted ?? false
@@ -194,32 +194,30 @@ public final class RoomEngine {
     /// The renderers of both mixes, to crossfade into.
     public struct Renderers {
         public let scene: RoomRenderer
-        public let talkers: RoomRenderer?
+        public let talkers: RoomRenderer
     }
 
     /// Makes renderers for `room` on `route`, reading `controls`, to take
     /// over at `frame`; off the render thread, since opening OpenAL devices allocates.
     public static func makeRenderers(for room: Room, route: OutputRoute, controls: SessionControls, startingAt frame: Int,
                                      levelOfDetail: LevelOfDetail = .standard) throws -> Renderers {
-        let talkerRoom = room.only([.voice, .prompt])
-        return Renderers(scene: try RoomRenderer(room: room.only([.scene]), route: route, controls: controls, startingAt: frame,
-                                                 levelOfDetail: levelOfDetail),
-                         talkers: talkerRoom.sources.isEmpty ? nil
-                             : try RoomRenderer(room: talkerRoom, route: route, controls: controls, startingAt: frame,
-                                                levelOfDetail: levelOfDetail))
+        Renderers(scene: try RoomRenderer(room: room.only([.scene]), route: route, controls: controls, startingAt: frame,
+                                          levelOfDetail: levelOfDetail),
+                  talkers: try RoomRenderer(room: room.only([.voice, .prompt]), route: route, controls: controls, startingAt: frame,
+                                            levelOfDetail: levelOfDetail, mix: .talkers))
     }
 
     /// Crossfades both mixes into `renderers`, made for this frame.
     public func crossfade(to renderers: Renderers) {
         scene.crossfade(to: renderers.scene)
-        if let next = renderers.talkers { talkers?.crossfade(to: next) }
+        talkers.crossfade(to: renderers.talkers)
     }
 
     /// Takes the renderers the mixes are done with, so they are freed elsewhere.
     public var retire: (RoomRenderer) -> Void = { _ in } {
         didSet {
             scene.retire = retire
-            talkers?.retire = retire
+            talkers.retire = retire
         }
     }
 
@@ -290,7 +288,7 @@ public final class RoomEngine {
             if let change = pendingRouteChange {
                 if change.frame <= framesRendered + done {
                     try scene.changeRoute(to: change.route)
-                    try talkers?.changeRoute(to: change.route)
+                    try talkers.changeRoute(to: change.route)
                     pendingRouteChange = nil
                 } else {
                     part = min(part, change.frame - framesRendered - done)
@@ -300,11 +298,9 @@ public final class RoomEngine {
             let sceneSlice = UnsafeMutableBufferPointer(rebasing: master[range])
             try scene.render(into: sceneSlice, frameCount: part)
             ducker.apply(to: sceneSlice, frames: part, channels: channels)
-            if let talkers {
-                let talkerSlice = UnsafeMutableBufferPointer(rebasing: talkerMix[range])
-                try talkers.render(into: talkerSlice, frameCount: part)
-                for index in range { master[index] += talkerMix[index] }
-            }
+            let talkerSlice = UnsafeMutableBufferPointer(rebasing: talkerMix[range])
+            try talkers.render(into: talkerSlice, frameCount: part)
+            for index in range { master[index] += talkerMix[index] }
             done += part
         }
         mixPrompt()

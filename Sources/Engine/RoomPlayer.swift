@@ -22,11 +22,14 @@ public final class RoomPlayer {
     /// the control thread to be freed there, never on the render thread.
     public var retire: (RoomRenderer) -> Void = { _ in }
 
-    /// - Parameter controls: the room's parameter plane, which every renderer it makes reads; by default one of its own.
+    /// - Parameters:
+    ///   - controls: the room's parameter plane, which every renderer it makes reads; by default one of its own.
+    ///   - mix: which of the sources that join the room later it plays.
     public init(room: Room, route: OutputRoute? = nil, controls: SessionControls? = nil, startingAt frame: Int = 0,
-                levelOfDetail: LevelOfDetail = .standard) throws {
+                levelOfDetail: LevelOfDetail = .standard, mix: SourceMix = .scene) throws {
         self.levelOfDetail = levelOfDetail
-        renderer = try RoomRenderer(room: room, route: route, controls: controls, startingAt: frame, levelOfDetail: levelOfDetail)
+        renderer = try RoomRenderer(room: room, route: route, controls: controls, startingAt: frame, levelOfDetail: levelOfDetail,
+                                    mix: mix)
         scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames * renderer.channelCount)
     }
 
@@ -37,7 +40,7 @@ public final class RoomPlayer {
             throw RouteChangeError(from: renderer.route, to: route)
         }
         crossfade(to: try RoomRenderer(room: room, route: route, controls: renderer.controls, startingAt: renderer.framesRendered,
-                                       levelOfDetail: levelOfDetail))
+                                       levelOfDetail: levelOfDetail, mix: renderer.mix))
     }
 
     /// Crossfades into `next`, a renderer of the same layout made elsewhere

@@ -27,6 +27,8 @@ public final class RoomRenderer {
     public let route: OutputRoute
     /// What the room is told while it plays, which this renderer reads each call.
     public let controls: SessionControls
+    /// Which of the sources that join the room while it plays this renderer plays.
+    public let mix: SourceMix
     /// The route's own algorithm, which sources asking for none get.
     public var algorithm: RenderAlgorithm { route.automaticAlgorithm }
     public var layout: ChannelLayout { route.layout }
@@ -51,6 +53,8 @@ public final class RoomRenderer {
     /// Sources rendered alone or in the field by loudness; nil when the room has no crowd.
     private let crowd: Crowd?
     private let bypasses: [InHeadBypass]
+    /// Voices for the sources of this renderer's mix that join while the room plays.
+    private let joined: JoinedVoices
     /// The voices' starts as the renderer was made, in order; `nextStart` is the first not yet due.
     private let schedule: [(voice: Int, frame: Int)]
     private var nextStart = 0
@@ -75,16 +79,17 @@ public final class RoomRenderer {
         /// The voice as a point in the world, and the path it follows when it moves.
         let point: PointSource?
         let path: MotionPath?
-        /// Length of its audio in frames, whether it loops, and how fast it plays.
+        /// A copy that feeds the room's reverb only, for a source the engine renders itself.
+        let send: Bool
+        /// Length of its audio in frames.
         let frames: Int
-        let loop: Bool
-        let rate: Double
 
-        /// Plays from where audio starting at `startFrame` would be at
+        /// Plays from where audio starting at `state.startFrame` would be at
         /// `frame` of the room's timeline; a voice that would have ended by
         /// then stays silent.
-        func resume(at frame: Int, startFrame: Int) throws {
-            guard let offset = playbackOffset(at: frame, startFrame: startFrame, rate: rate, frames: frames, loop: loop) else { return }
+        func resume(at frame: Int, _ state: SourceState) throws {
+            guard let offset = playbackOffset(at: frame, startFrame: state.startFrame, rate: state.rate, frames: frames,
+                                              loop: state.loop) else { return }
             try sound.setPlaybackOffset(frames: offset)
             try sound.play()
         }
@@ -110,11 +115,13 @@ public final class RoomRenderer {
     ///   - frame: where on the room's timeline to begin; sources already
     ///     started by then play from where they would be.
     ///   - levelOfDetail: when a crowd of sources renders partly in the field.
+    ///   - mix: which of the sources that join the room later it plays.
     public init(room: Room, route: OutputRoute? = nil, controls: SessionControls? = nil, startingAt frame: Int = 0,
-                levelOfDetail: LevelOfDetail = .standard) throws {
+                levelOfDetail: LevelOfDetail = .standard, mix: SourceMix = .scene) throws {
         self.room = room
         let controls = controls ?? SessionControls(room: room)
         self.controls = controls
+        self.mix = mix
         let scene = room.scene
         let route = (route ?? scene.route).resolved()
         self.route = route
@@ -125,7 +132,8 @@ public final class RoomRenderer {
         func bus(_ algorithm: RenderAlgorithm) throws -> Bus {
             if let bus = buses[algorithm] { return bus }
             let mixer = try SpatialMixer(algorithm: algorithm, layout: algorithm == .hrtf ? .stereo : route.layout,
-                                         sampleRate: Room.sampleRate, sources: max(256, 2 * room.sources.count + 64),
+                                         sampleRate: Room.sampleRate,
+                                         sources: max(256, 2 * room.sources.count + 64) + SessionControls.joinCapacity,
                                          voices: room.playingVoices(levelOfDetail))
             try mixer.setDistanceModel(scene.distance)
             try mixer.setListener(position: listener.position, orientation: listener.orientation)
@@ -176,22 +184,22 @@ public final class RoomRenderer {
             defer { sources.append(live) }
             let gain = state.gain
             let motion = SourceMotion(placement: description.placement, glide: state.glide)
-            let signal = TimelineSamples(samples: source.audio.samples, startFrame: state.startFrame, rate: description.rate,
-                                         loop: description.loop, playing: state.playing)
+            let signal = TimelineSamples(samples: source.audio.samples, startFrame: state.startFrame, rate: state.rate,
+                                         loop: state.loop, playing: state.playing)
             if let crowd, source.isCrowdCandidate {
                 choices.append(RenderChoice(algorithm: route.automaticAlgorithm,
                                             reason: "crowd of \(crowdSources) (the loudest \(levelOfDetail.perSourceVoices) alone, the rest in the field)"))
-                let paths = description.paths
+                let paths = state.paths
                 let point = try bus(route.automaticAlgorithm).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
                 try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
-                try point.setLooping(description.loop)
-                try point.setRate(description.rate)
+                try point.setLooping(state.loop)
+                try point.setRate(state.rate)
                 let emitter = try soundField().addCrowdPoint(signal, motion: motion, distance: scene.distance,
                                                              gain: gain, scale: paths.directGain(reverberant: reverberant))
                 live.crowdMember = crowd.add(Crowd.Member(point: point, emitter: emitter, motion: motion, gain: gain,
                                                           startFrame: state.startFrame, playable: state.playing,
-                                                          frames: source.audio.frameCount, loop: description.loop,
-                                                          rate: description.rate))
+                                                          frames: source.audio.frameCount, loop: state.loop,
+                                                          rate: state.rate))
                 continue
             }
             let choice = RenderChoice(source, route: route)
@@ -206,19 +214,19 @@ public final class RoomRenderer {
             }
             switch source.rendering {
             case .passthrough:
-                let paths = description.mode == .bypass ? RoomPaths.dry : description.paths
+                let paths = description.mode == .bypass ? RoomPaths.dry : state.paths
                 let taps = ChannelTap.passthrough(channels: source.audio.channelCount, to: route.layout)
                 live.passthrough = passthrough.count
                 passthrough.append(PassthroughVoice(samples: source.audio.samples, channels: source.audio.channelCount,
                                                     frames: source.audio.frameCount, taps: taps, latency: latency,
-                                                    startFrame: state.startFrame, playing: state.playing, loop: description.loop,
+                                                    startFrame: state.startFrame, playing: state.playing, loop: state.loop,
                                                     gain: gain, scale: paths.directGain(reverberant: reverberant),
                                                     directPathHF: paths.directHF))
                 guard let send = try reverbSend(source.audio.downmixedToMono().samples, paths: paths) else { continue }
                 try send.lockToHead()
                 sound = send
             case .point(.soundField?):
-                let paths = description.paths
+                let paths = state.paths
                 let field = try soundField()
                 let emitter = field.addPoint(signal, motion: motion, distance: scene.distance, gain: gain,
                                              scale: paths.directGain(reverberant: reverberant), directPathHF: paths.directHF)
@@ -232,7 +240,7 @@ public final class RoomRenderer {
                 }
             case .point:
                 let made = try bus(choice.algorithm!).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
-                let paths = description.paths
+                let paths = state.paths
                 try made.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
                 point = try place(made)
                 inHead = .openAL(made)
@@ -241,7 +249,7 @@ public final class RoomRenderer {
                 let (feeds, directions) = try Self.speakerFeeds(of: source)
                 live.bedEmitters = try soundField().addBed(feeds: feeds, directions: directions, orientation: description.orientation,
                                                            startFrame: state.startFrame, playing: state.playing,
-                                                           loop: description.loop, rate: description.rate, gain: gain)
+                                                           loop: state.loop, rate: state.rate, gain: gain)
                 continue
             case .bed:
                 let mixer = try bus(choice.algorithm!).mixer
@@ -260,13 +268,14 @@ public final class RoomRenderer {
             }
             if let sound {
                 try sound.setGain(linear: gain)
-                try sound.setLooping(description.loop)
-                try sound.setRate(description.rate)
+                try sound.setLooping(state.loop)
+                try sound.setRate(state.rate)
                 var path: MotionPath?
                 if case .moving(let motion) = description.placement { path = motion }
                 live.voice = voices.count
                 voices.append(Voice(sound: sound, source: sources.count, point: point, path: path,
-                                    frames: source.audio.frameCount, loop: description.loop, rate: description.rate))
+                                    send: source.rendering == .passthrough || source.rendering == .point(.soundField),
+                                    frames: source.audio.frameCount))
             }
             if description.inHead == .bypass, let inHead {
                 live.bypass = bypasses.count
@@ -274,6 +283,7 @@ public final class RoomRenderer {
                                                  gain: gain, output: route.layout, spatial: inHead, at: frame))
             }
         }
+        joined = try JoinedVoices(mixer: bus(route.automaticAlgorithm).mixer, controls: controls, mix: mix, distance: scene.distance)
         self.field = field
         self.crowd = crowd
         self.bypasses = bypasses
@@ -290,7 +300,8 @@ public final class RoomRenderer {
             try updateMotion()
             while nextStart < schedule.count, schedule[nextStart].frame < frame {
                 let (voice, start) = schedule[nextStart]
-                if sources[voices[voice].source].applied.playing { try voices[voice].resume(at: frame, startFrame: start) }
+                let state = sources[voices[voice].source].applied
+                if state.playing && state.startFrame == start { try voices[voice].resume(at: frame, state) }
                 nextStart += 1
             }
         }
@@ -300,7 +311,8 @@ public final class RoomRenderer {
     public func render(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) throws {
         precondition(frameCount <= Self.maximumCallFrames, "render at most \(Self.maximumCallFrames) frames a call")
         precondition(output.count >= frameCount * channelCount, "output block too small")
-        try applyControls()
+        let joins = try applyControls()
+        try joined.feed(from: framesRendered, count: frameCount)
         try updateMotion()
         try crowd?.update(at: framesRendered, frames: frameCount)
         let channels = channelCount
@@ -323,6 +335,7 @@ public final class RoomRenderer {
         for voice in passthrough { voice.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
         for bypass in bypasses { bypass.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
         OutputGuard.sanitize(block)
+        controls.rendered(through: joins)
     }
 
     /// Renders `seconds` of audio from the current position into a new buffer.
@@ -405,8 +418,9 @@ public final class RoomRenderer {
 
     // MARK: The parameter plane, on the render thread
 
-    /// Applies what the slots hold that this renderer has not applied yet.
-    private func applyControls() throws {
+    /// Applies what the slots hold that this renderer has not applied yet;
+    /// returns the count of joins and leaves it rendered with.
+    private func applyControls() throws -> Int {
         let now = controls.listener.load()
         if now != listener {
             listener = now
@@ -419,6 +433,7 @@ public final class RoomRenderer {
             let state = controls.load(slot: sources[index].slot)
             if state != sources[index].applied { try apply(state, toSource: index) }
         }
+        return try joined.apply(at: framesRendered)
     }
 
     private func apply(_ state: SourceState, toSource index: Int) throws {
@@ -426,12 +441,21 @@ public final class RoomRenderer {
         sources[index].applied = state
         let restarted = state.playing != before.playing || state.startFrame != before.startFrame
         if let voice = source.voice {
-            if state.gain != before.gain && source.bypass == nil { try voices[voice].sound.setGain(linear: state.gain) }
-            if restarted {
-                try voices[voice].sound.stop()
-                if state.playing && state.startFrame <= framesRendered {
-                    try voices[voice].resume(at: framesRendered, startFrame: state.startFrame)
+            let sound = voices[voice].sound
+            if state.gain != before.gain && source.bypass == nil { try sound.setGain(linear: state.gain) }
+            if state.rate != before.rate { try sound.setRate(state.rate) }
+            if state.loop != before.loop { try sound.setLooping(state.loop) }
+            if state.paths != before.paths, let point = sound as? PointSource {
+                let paths = state.paths
+                if voices[voice].send {
+                    try point.setReverbOnly(reverbBlend: paths.reverbBlend, occlusion: paths.occlusion)
+                } else {
+                    try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
                 }
+            }
+            if restarted {
+                try sound.stop()
+                if state.playing && state.startFrame <= framesRendered { try voices[voice].resume(at: framesRendered, state) }
             }
         }
         if let emitter = source.emitter { field?.setPoint(emitter, state) }
@@ -539,6 +563,6 @@ extension Room {
             if case .bed = source.rendering { return count + source.audio.channelCount }
             return count + 1
         }
-        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + 32
+        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + 32 + SessionControls.joinCapacity
     }
 }

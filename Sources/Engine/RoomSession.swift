@@ -66,6 +66,18 @@ public final class RoomSession: @unchecked Sendable {
     private var renderersMade = 0
     private var drainThread: Thread?
     private let running = Atomic<Bool>(false)
+    /// Sources that joined while the room plays, in the order they joined.
+    private var joinedSources: [JoinedEntry] = []
+    /// Scene sources removed: silenced at once, stopped once the fade has played.
+    private var removals: [(id: String, frame: Int)] = []
+    /// A `set` changed how a source renders: new renderers are wanted for the same route.
+    private var roomChanged = false
+
+    private struct JoinedEntry {
+        var description: SourceDescription
+        let feed: SourceFeed
+        var isStream: Bool { description.audioPath.isEmpty }
+    }
 
     /// - Parameters:
     ///   - devices: what the microphone and output are, for `aec: auto`.
@@ -148,6 +160,14 @@ public final class RoomSession: @unchecked Sendable {
                 }
                 sources.append(entry)
             }
+            for joined in joinedSources {
+                let description = joined.description
+                guard let state = controls.state(of: description.id) else { continue }
+                let position = Self.position(of: description, state, at: frame)
+                sources.append(["id": description.id, "mode": description.mode.rawValue, "category": description.category.rawValue,
+                                "gain": state.gainDecibels, "playing": state.playing, "algorithm": route.automaticAlgorithm.rawValue,
+                                "position": [position.x, position.y, position.z], "joined": true, "stream": joined.isStream])
+            }
             let listenerState = controls.listenerState
             let listener = listenerState.orientation
             var result: [String: Any] = [
@@ -188,6 +208,9 @@ public final class RoomSession: @unchecked Sendable {
             let layoutChanged = nextRoute.layout != route.layout
             room = next
             controls = nextControls
+            joinedSources = []
+            removals = []
+            roomChanged = false
             route = nextRoute
             renderedRoute = nextRoute
             takeoverWanted = false
@@ -207,12 +230,13 @@ public final class RoomSession: @unchecked Sendable {
     public func move(_ id: String, to position: Position, overMilliseconds: Double) throws {
         try lock.withLock {
             let source = try self.source(id)
-            guard case .point = source.rendering else {
+            if let source, case .point = source.rendering {} else if let source {
                 throw SessionError.refused("source \"\(id)\" is \(Self.kind(of: source)): it has no position to move")
             }
+            let description = description(of: id)!
             let frame = live.frame
             controls.update(id) { state in
-                let from = Self.position(of: source.description, state, at: frame)
+                let from = Self.position(of: description, state, at: frame)
                 state.glide = Glide(from: from, to: position, startFrame: frame,
                                     endFrame: frame + Int((overMilliseconds / 1000 * Double(Room.sampleRate)).rounded()))
             }
@@ -334,6 +358,190 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
+    // MARK: Sources that join, change and leave
+
+    /// Adds a source given as one entry in the scene file's syntax (a YAML
+    /// or JSON flow mapping), validated by the scene file's rules; relative
+    /// paths resolve against `folder`. Returns its id. It is heard from the
+    /// next block the room renders.
+    @discardableResult
+    public func add(entry: String, relativeTo folder: String) throws -> String {
+        let description = try SceneLoader.parseSource(yaml: entry, origin: "add", baseDirectory: folder, inspectAudio: Room.inspectAudio)
+        try add(description)
+        return description.id
+    }
+
+    /// Adds the source `description` describes, from its file. An
+    /// identical file the room already holds is shared, not decoded again.
+    public func add(_ description: SourceDescription) throws {
+        try Self.checkJoinable(description, origin: "add")
+        let shared = lock.withLock { self.samples(of: description.audioPath) }
+        let audio = try shared ?? Self.decodeMono(description)
+        try lock.withLock {
+            try join(description, feed: SourceFeed(.samples(audio)))
+        }
+    }
+
+    /// Adds a source that plays what the app pushes into the stream it
+    /// returns: mono at 48 kHz, a remote talker by default.
+    public func addStream(id: String, at position: Position, category: SourceCategory = .voice,
+                          gainDecibels: Double = 0) throws -> SourceStream {
+        let entry = "{ id: \(Self.quoted(id)), position: [\(position.x), \(position.y), \(position.z)], gain: \(gainDecibels), "
+            + "category: \(category.rawValue), mode: point }"
+        let description = try SceneLoader.parseSource(yaml: entry, origin: "stream", baseDirectory: "/", streamed: true)
+        try Self.checkJoinable(description, origin: "stream")
+        let stream = SourceStream(id: id)
+        try lock.withLock { try join(description, feed: stream.feed) }
+        return stream
+    }
+
+    /// Takes a source out of the room: it fades out over a block and is gone.
+    public func remove(_ id: String) throws {
+        try lock.withLock {
+            if let index = joinedSources.firstIndex(where: { $0.description.id == id }) {
+                controls.leave(id)
+                joinedSources.remove(at: index)
+                return
+            }
+            guard let index = room.sources.firstIndex(where: { $0.description.id == id }) else { throw unknownSource(id) }
+            // Renderers keep its voice, silent, until the next rebuilds without it.
+            controls.update(id) { $0.gain = 0 }
+            removals.append((id, live.frame + 2 * RoomEngine.blockFrames))
+            room.sources.remove(at: index)
+            if var voice = room.scene.voice { voice.participants.removeAll { $0.id == id }; room.scene.voice = voice }
+            room.scene.sources.removeAll { $0.id == id }
+        }
+    }
+
+    /// Sets one property a scene file can give a source (`reverbBlend`,
+    /// `obstruction`, `occlusion`, `rate`, `loop`, `algorithm`, `mode`,
+    /// `inHead`, `gain`, `playing`), `value` being YAML text validated as
+    /// the scene file's entry would be.
+    ///
+    /// The room's paths, rate and loop change in place on sources OpenAL
+    /// renders as voices of their own, and on every source that joined.
+    /// Anything else changes how the source renders: new renderers are
+    /// made with it and crossfaded in, as for a route change.
+    public func set(_ id: String, key: String, value: String) throws {
+        try lock.withLock {
+            let source = try self.source(id)
+            let before = description(of: id)!
+            let edited = try SceneLoader.editSource(before, key: key, value: value, origin: "set")
+            let inPlace = source?.rendersInPlace ?? true
+            if source == nil { try Self.checkJoinable(edited, origin: "set") }
+            let renderingChanged = edited.mode != before.mode || edited.algorithm != before.algorithm || edited.inHead != before.inHead
+                || (!inPlace && (edited.paths != before.paths || edited.rate != before.rate || edited.loop != before.loop))
+            if renderingChanged, let source, let index = room.sources.firstIndex(where: { $0.description.id == id }) {
+                // A point's audio is the file downmixed; a bed or passthrough needs the file's own channels.
+                let sameAudio = switch (edited.rendering(channels: source.fileChannels), source.rendering) {
+                case (.point, .point), (.bed, .bed), (.passthrough, .passthrough): true
+                default: false
+                }
+                room.sources[index] = sameAudio
+                    ? RoomSource(edited, audio: source.audio, fileChannels: source.fileChannels, fileSampleRate: source.fileSampleRate)
+                    : try RoomSource(edited, decoded: AudioFileReader.read(path: edited.audioPath))
+            }
+            controls.update(id) { state in
+                state.paths = edited.paths
+                state.rate = edited.rate
+                state.loop = edited.loop
+                if edited.gainDecibels != before.gainDecibels { state.gain = Level.linear(fromDecibels: edited.gainDecibels) }
+                if edited.playing != before.playing {
+                    state.playing = edited.playing
+                    if edited.playing { state.startFrame = live.frame }
+                }
+            }
+            if let index = room.scene.sources.firstIndex(where: { $0.id == id }) { room.scene.sources[index] = edited }
+            if let index = joinedSources.firstIndex(where: { $0.description.id == id }) { joinedSources[index].description = edited }
+            if renderingChanged {
+                roomChanged = true
+                takeoverWanted = true
+                try takeOverIfDue()
+            }
+        }
+    }
+
+    /// What a source that joins a playing room may be today: a point at a
+    /// fixed place, rendered with the route's algorithm, at its own rate.
+    static func checkJoinable(_ description: SourceDescription, origin: String) throws {
+        func refuse(_ field: String, _ value: String, _ reason: String) -> SceneValidationError {
+            SceneValidationError(issues: [SceneIssue(file: origin, line: nil, field: "\(description.id).\(field)", value: value,
+                                                     reason: reason + "; a source that joins a playing room cannot yet, so put it in the scene file")])
+        }
+        if description.mode == .bed || description.mode == .bypass {
+            throw refuse("mode", description.mode.rawValue, "it would not be a point in the room")
+        }
+        if description.algorithm != .auto {
+            throw refuse("algorithm", description.algorithm.rawValue, "it would not render with the route's algorithm")
+        }
+        if case .moving = description.placement { throw refuse("motion", "keyframes", "it would follow keyframes") }
+        if description.inHead != .mono { throw refuse("inHead", description.inHead.rawValue, "it would bypass the room inside the head") }
+        if description.rate != 1 { throw refuse("rate", "\(description.rate)", "it would play at another rate") }
+    }
+
+    /// Decodes a joining source's file to mono at the engine's rate.
+    static func decodeMono(_ description: SourceDescription) throws -> [Float] {
+        do {
+            let decoded = try AudioFileReader.read(path: description.audioPath)
+            return try RoomSource(description.mode == .spatializeIfMono ? {
+                var point = description
+                point.mode = .point
+                return point
+            }() : description, decoded: decoded).audio.samples
+        } catch let problem as AudioFileProblem {
+            throw SceneValidationError(issues: [description.audioField.issue(value: description.audioPath, problem.reason)])
+        } catch let error as SndFileError {
+            throw SceneValidationError(issues: [description.audioField.issue(value: description.audioPath, "cannot read audio: \(error.reason)")])
+        }
+    }
+
+    /// Mono samples of `path` the room already holds, shared rather than decoded again.
+    private func samples(of path: String) -> [Float]? {
+        if let source = room.sources.first(where: { $0.description.audioPath == path && $0.audio.channelCount == 1 }) {
+            return source.audio.samples
+        }
+        for joined in joinedSources where joined.description.audioPath == path {
+            if case .samples(let samples) = joined.feed.audio { return samples }
+        }
+        return nil
+    }
+
+    private func join(_ description: SourceDescription, feed: SourceFeed) throws {
+        let id = description.id
+        guard self.description(of: id) == nil else {
+            throw SceneValidationError(issues: [SceneIssue(file: "add", line: nil, field: "\(id).id", value: id, reason: "id already used by a source of the room")])
+        }
+        guard controls.slot(of: id) == nil else {
+            throw SessionError.refused("source \"\(id)\" was just removed and is still fading out; add it again in a moment")
+        }
+        let frame = live.frame
+        var state = SourceState(description)
+        state.startFrame += frame
+        let position = description.placement.position(at: 0)
+        state.glide = Glide(from: position, to: position, startFrame: frame, endFrame: frame)
+        guard controls.join(id, feed: feed, category: description.category, state: state) != nil else {
+            let held = controls.leavingCount
+            throw SessionError.refused("the room takes \(SessionControls.joinCapacity) sources added while it plays and has no place free"
+                                       + (held > 0 ? " (\(held) removed ones wait for the render side to let them go)" : ""))
+        }
+        joinedSources.append(JoinedEntry(description: description, feed: feed))
+    }
+
+    /// Stops the removed scene sources whose fade has played.
+    private func finishRemovals() {
+        let frame = live.frame
+        removals.removeAll { removal in
+            guard removal.frame <= frame else { return false }
+            controls.forget(removal.id)
+            return true
+        }
+    }
+
+    private static func quoted(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed])) ?? Data("\"\"".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// The room as it is now, as a scene: a source that glided stands where
     /// it is, the rest of a glide under way becomes keyframes from time 0,
     /// and gains, playing and the listener are as last set.
@@ -352,6 +560,18 @@ public final class RoomSession: @unchecked Sendable {
                 if state.startFrame != SourceState(source.description).startFrame { description.start = 0 }
                 if let glide = state.glide { description.placement = glide.remainder(from: frame) }
                 return description
+            }
+            // A stream has no file to name: it is the app's to add again.
+            for joined in joinedSources where !joined.isStream {
+                var description = joined.description
+                guard let state = controls.state(of: description.id) else { continue }
+                description.gainDecibels = state.gainDecibels
+                description.playing = state.playing
+                description.start = 0
+                description.paths = state.paths
+                description.loop = state.loop
+                if let glide = state.glide { description.placement = glide.remainder(from: frame) }
+                scene.sources.append(description)
             }
             return scene
         }
@@ -385,17 +605,30 @@ public final class RoomSession: @unchecked Sendable {
                 }
             }
         }
-        lock.withLock { try? takeOverIfDue() }
+        lock.withLock {
+            try? takeOverIfDue()
+            finishRemovals()
+        }
+        controls.collect()
     }
 
     // MARK: Inside
 
-    private func source(_ id: String) throws -> RoomSource {
-        guard let source = room.sources.first(where: { $0.description.id == id }) else {
-            let known = room.sources.map(\.description.id)
-            throw SessionError.unknown("no source \"\(id)\" in this room; it has \(known.isEmpty ? "none" : known.joined(separator: ", "))")
-        }
-        return source
+    /// The room's own source `id`, or nil for one that joined; throws for an id the room does not have.
+    private func source(_ id: String) throws -> RoomSource? {
+        if let source = room.sources.first(where: { $0.description.id == id }) { return source }
+        if joinedSources.contains(where: { $0.description.id == id }) { return nil }
+        throw unknownSource(id)
+    }
+
+    private func unknownSource(_ id: String) -> SessionError {
+        let known = room.sources.map(\.description.id) + joinedSources.map(\.description.id)
+        return SessionError.unknown("no source \"\(id)\" in this room; it has \(known.isEmpty ? "none" : known.joined(separator: ", "))")
+    }
+
+    /// A source's entry as the session holds it now.
+    private func description(of id: String) -> SourceDescription? {
+        room.sources.first { $0.description.id == id }?.description ?? joinedSources.first { $0.description.id == id }?.description
     }
 
     /// Where a source with `state` is at `frame`.
@@ -436,15 +669,16 @@ public final class RoomSession: @unchecked Sendable {
         guard takeoverWanted else { return }
         if let due = takeoverFrame, live.frame < due { return }
         takeoverFrame = nil
-        guard route != renderedRoute else {
+        guard route != renderedRoute || roomChanged else {
             takeoverWanted = false
             return
         }
+        roomChanged = false
         let block = RoomEngine.blockFrames
         let frame = (live.frame + Int(takeoverLead * Double(Room.sampleRate)) + block - 1) / block * block
         let renderers = try RoomEngine.makeRenderers(for: room, route: route, controls: controls, startingAt: frame)
         renderersMade += 1
-        try send(.crossfade(renderers, atFrame: frame, routeChange: (renderedRoute, route)))
+        try send(.crossfade(renderers, atFrame: frame, routeChange: route != renderedRoute ? (renderedRoute, route) : nil))
         renderedRoute = route
         takeoverFrame = frame
         takeoverWanted = false

@@ -1,6 +1,7 @@
 import AudioCore
 import Scene
 import Spatial
+import Synchronization
 
 /// What a source is told while the room plays. Every renderer that plays
 /// the source reads it each block, whatever kind of source it is.
@@ -16,18 +17,28 @@ public struct SourceState: Sendable, Equatable, BitwiseCopyable {
     public var startFrame: Int
     /// The last live move, which takes over from the scene's placement.
     public var glide: Glide?
+    /// How it reaches the listener through the room.
+    public var paths: RoomPaths
+    /// Playback rate, which is also pitch.
+    public var rate: Double
+    public var loop: Bool
 
-    public init(gain: Double, playing: Bool, startFrame: Int, glide: Glide? = nil) {
+    public init(gain: Double, playing: Bool, startFrame: Int, glide: Glide? = nil, paths: RoomPaths = .default,
+                rate: Double = 1, loop: Bool = false) {
         self.gain = gain
         self.playing = playing
         self.startFrame = startFrame
         self.glide = glide
+        self.paths = paths
+        self.rate = rate
+        self.loop = loop
     }
 
     /// A source as its scene entry starts it.
     public init(_ description: SourceDescription) {
         self.init(gain: Level.linear(fromDecibels: description.gainDecibels), playing: description.playing,
-                  startFrame: Int((description.start * Double(Room.sampleRate)).rounded()))
+                  startFrame: Int((description.start * Double(Room.sampleRate)).rounded()), paths: description.paths,
+                  rate: description.rate, loop: description.loop)
     }
 }
 
@@ -42,27 +53,65 @@ public struct ListenerState: Sendable, Equatable, BitwiseCopyable {
     }
 }
 
+/// A source that joined the room while it plays, as the render thread
+/// sees its place in the room: what it plays, and which mix plays it.
+struct JoinedSource: BitwiseCopyable {
+    /// Changes whenever the place is taken or given up.
+    var generation = 0
+    /// The `SourceFeed`, unretained: the controls keep it alive until every renderer has let it go.
+    var feed: UnsafeRawPointer?
+    var category = SourceCategory.scene
+}
+
 /// A room's parameter plane: one latest-wins slot per source and one for
 /// the listener, made before anything renders and shared by every
 /// renderer of the room, so a renderer made for a new route reads what
 /// the old one read and no change is lost between them.
 ///
-/// Control threads write (`update`, `listener.update`); the render
-/// thread reads.
+/// Sources that join while the room plays take one of `joinCapacity`
+/// places made with the rest. A place given up is taken again only once
+/// every renderer has rendered a block without its audio, so the audio is
+/// never freed on the render thread nor while it plays.
+///
+/// Control threads write (`update`, `listener.update`, `join`, `leave`);
+/// the render thread reads.
 public final class SessionControls: @unchecked Sendable {
+    /// How many sources may join the room while it plays, talkers included.
+    public static let joinCapacity = 32
+
     public let listener: ParameterSlot<ListenerState>
+    /// The room's own sources, then the places for sources that join.
     private let sources: [ParameterSlot<SourceState>]
-    /// Source ids to their slots.
-    private let slots: [String: Int]
+    private let joined: [ParameterSlot<JoinedSource>]
+    /// The first place for a joining source, in `sources`.
+    let firstJoined: Int
+    private let registry: Mutex<Registry>
+    /// Counts joins and leaves; the render side reports the last count it rendered a whole block with.
+    private let changes = Atomic<Int>(0)
+    private let rendered = Atomic<Int>(0)
+
+    /// The control side's books: ids to slots, and the feeds the places hold or held.
+    private struct Registry {
+        var slots: [String: Int]
+        var feeds: [SourceFeed?]
+        /// Feeds given up, with the change count at which they were, kept until every renderer is past it.
+        var leaving: [(place: Int, feed: SourceFeed, change: Int)] = []
+        var generations: [Int]
+    }
 
     public init(room: Room) {
         listener = ParameterSlot(ListenerState(position: room.scene.listenerPosition, orientation: room.scene.listenerOrientation))
+        firstJoined = room.sources.count
         sources = room.sources.map { ParameterSlot(SourceState($0.description)) }
-        slots = Dictionary(room.sources.enumerated().map { ($1.description.id, $0) }, uniquingKeysWith: { first, _ in first })
+            + (0..<Self.joinCapacity).map { _ in ParameterSlot(SourceState(gain: 0, playing: false, startFrame: 0)) }
+        joined = (0..<Self.joinCapacity).map { _ in ParameterSlot(JoinedSource()) }
+        let slots = Dictionary(room.sources.enumerated().map { ($1.description.id, $0) }, uniquingKeysWith: { first, _ in first })
+        registry = Mutex(Registry(slots: slots, feeds: Array(repeating: nil, count: Self.joinCapacity),
+                                  generations: Array(repeating: 0, count: Self.joinCapacity)))
     }
 
     /// The slot of source `id`, which every renderer of the room reads.
-    func slot(of id: String) -> Int? { slots[id] }
+    func slot(of id: String) -> Int? { registry.withLock { $0.slots[id] } }
 
     /// The source's state as last set. Control threads.
     public func state(of id: String) -> SourceState? { slot(of: id).map { sources[$0].latest } }
@@ -75,12 +124,81 @@ public final class SessionControls: @unchecked Sendable {
         return true
     }
 
+    /// The listener as last set. Control threads.
+    public var listenerState: ListenerState { listener.latest }
+
+    // MARK: Sources that join and leave, on control threads
+
+    /// Gives `feed` a place as source `id`, starting from `state`; nil
+    /// when every place is taken or still waiting for the render side to
+    /// let its last source go.
+    func join(_ id: String, feed: SourceFeed, category: SourceCategory, state: SourceState) -> Int? {
+        registry.withLock { books in
+            collect(&books)
+            let waiting = Set(books.leaving.map(\.place))
+            guard books.slots[id] == nil,
+                  let place = books.feeds.indices.first(where: { books.feeds[$0] == nil && !waiting.contains($0) }) else { return nil }
+            books.feeds[place] = feed
+            books.generations[place] += 1
+            books.slots[id] = firstJoined + place
+            sources[firstJoined + place].store(state)
+            joined[place].store(JoinedSource(generation: books.generations[place], feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque()),
+                                             category: category))
+            changes.add(1, ordering: .releasing)
+            return place
+        }
+    }
+
+    /// Takes source `id`'s place back; false when it did not join.
+    @discardableResult
+    func leave(_ id: String) -> Bool {
+        registry.withLock { books in
+            guard let slot = books.slots[id], slot >= firstJoined, let feed = books.feeds[slot - firstJoined] else { return false }
+            let place = slot - firstJoined
+            books.slots[id] = nil
+            books.feeds[place] = nil
+            books.generations[place] += 1
+            joined[place].store(JoinedSource(generation: books.generations[place]))
+            let change = changes.add(1, ordering: .releasing).newValue
+            books.leaving.append((place, feed, change))
+            return true
+        }
+    }
+
+    /// Stops and forgets one of the room's own sources; its slot stays, silent, for the renderers that still play it.
+    func forget(_ id: String) {
+        registry.withLock { books in
+            guard let slot = books.slots[id], slot < firstJoined else { return }
+            sources[slot].update { $0.playing = false }
+            books.slots[id] = nil
+        }
+    }
+
+    /// Lets go of the feeds no renderer can still be reading.
+    func collect() { registry.withLock { collect(&$0) } }
+
+    private func collect(_ books: inout Registry) {
+        let done = rendered.load(ordering: .acquiring)
+        books.leaving.removeAll { $0.change <= done }
+    }
+
+    /// How many sources have left and are still held for the render side.
+    var leavingCount: Int { registry.withLock { $0.leaving.count } }
+
+    // MARK: The render thread
+
     /// The render thread's read of a slot.
     func load(slot: Int) -> SourceState { sources[slot].load() }
 
     /// The state a renderer starts from, read off the render thread.
     func initial(slot: Int) -> SourceState { sources[slot].latest }
 
-    /// The listener as last set. Control threads.
-    public var listenerState: ListenerState { listener.latest }
+    /// The joins and leaves so far; read before the places a block renders with.
+    func changeCount() -> Int { changes.load(ordering: .acquiring) }
+
+    /// Place `index`'s source, as the render thread reads it each block.
+    func joinedSource(_ index: Int) -> JoinedSource { joined[index].load() }
+
+    /// Says every join and leave up to `count` has been rendered a whole block with.
+    func rendered(through count: Int) { rendered.store(count, ordering: .releasing) }
 }

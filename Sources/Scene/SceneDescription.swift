@@ -50,7 +50,7 @@ public struct RoomReverb: Sendable, Equatable {
 }
 
 /// How a point source reaches the listener through the room.
-public struct RoomPaths: Sendable, Equatable {
+public struct RoomPaths: Sendable, Equatable, BitwiseCopyable {
     /// 0: direct sound only; 1: reverb only (equal-power crossfade).
     public var reverbBlend: Double
     /// dB, 0 or less: darkens the direct path.

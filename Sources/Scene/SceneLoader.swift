@@ -62,6 +62,86 @@ public enum SceneLoader {
         return scene
     }
 
+    /// Parses one source entry in the scene file's own syntax (a YAML or
+    /// JSON flow mapping such as `{id: bell, file: bell.wav, position: [2, 0, -1]}`)
+    /// by exactly the scene file's rules. `origin` names where it came
+    /// from in the messages; relative paths resolve against `baseDirectory`.
+    /// A source with no `file` is a stream the app feeds.
+    public static func parseSource(yaml: String, origin: String, baseDirectory: String,
+                                   inspectAudio: AudioInspector? = nil, streamed: Bool = false) throws -> SourceDescription {
+        let node = try compose(yaml, origin: origin)
+        return try readSource(node, origin: origin, baseDirectory: baseDirectory, inspectAudio: inspectAudio, streamed: streamed)
+    }
+
+    /// `source` with `key` set to `value` (YAML text, one value), validated
+    /// as the whole entry would be in a scene file.
+    /// The file stays as it is and is not read again.
+    public static func editSource(_ source: SourceDescription, key: String, value: String, origin: String) throws -> SourceDescription {
+        let refuse = { (reason: String) in
+            SceneValidationError(issues: [SceneIssue(file: origin, line: nil, field: "\(source.id).\(key)", value: value, reason: reason)])
+        }
+        guard key != "id", key != "file" else { throw refuse("a source's id and file are what it is; remove it and add another") }
+        let entry = try compose(SceneWriter.flowMapping(source), origin: origin)
+        let valueNode = try compose(value, origin: origin)
+        guard case .mapping(var keys) = entry else { preconditionFailure("a source entry is written as a mapping") }
+        switch valueNode {
+        case .scalar, .sequence: break
+        case .mapping, .alias: throw refuse("expected one value")
+        }
+        keys[key] = valueNode
+        keys["file"] = nil
+        // What a new mode or algorithm makes meaningless goes: a bed has no position, passthrough no rate.
+        let mode = keys["mode"]?.string, algorithm = keys["algorithm"]?.string
+        var meaningless: [String] = []
+        if mode == SourceMode.bed.rawValue { meaningless += ["position", "motion", "reverbBlend", "obstruction", "occlusion", "inHead"] }
+        if mode != SourceMode.bed.rawValue { meaningless += ["yaw", "pitch", "roll", "layout"] }
+        if mode == SourceMode.bypass.rawValue { meaningless += ["reverbBlend", "obstruction", "occlusion"] }
+        if mode == SourceMode.bypass.rawValue || algorithm == SourceAlgorithm.passthrough.rawValue {
+            meaningless += ["position", "motion", "rate", "inHead"]
+        }
+        if key == "mode" || key == "algorithm" {
+            for name in meaningless where name != key { keys[name] = nil }
+        }
+        let edited = Node.mapping(keys)
+        do {
+            var result = try readSource(edited, origin: origin, baseDirectory: "/", inspectAudio: nil, streamed: true)
+            result.audioPath = source.audioPath
+            result.audioField = source.audioField
+            return result
+        } catch let error as SceneValidationError {
+            throw SceneValidationError(issues: error.issues.map {
+                SceneIssue(file: $0.file, line: nil, field: $0.field.replacingOccurrences(of: "source.", with: "\(source.id)."),
+                           value: $0.value, reason: $0.reason)
+            })
+        }
+    }
+
+    private static func compose(_ yaml: String, origin: String) throws -> Node {
+        if let line = lineExceedingNesting(yaml) {
+            throw SceneValidationError(issues: [SceneIssue(file: origin, line: line, field: "",
+                reason: "nested deeper than \(maximumNesting) levels")])
+        }
+        do {
+            guard let node = try Yams.compose(yaml: yaml) else {
+                throw SceneValidationError(issues: [SceneIssue(file: origin, line: nil, field: "", reason: "nothing given")])
+            }
+            return node
+        } catch let error as SceneValidationError {
+            throw error
+        } catch {
+            throw SceneValidationError(issues: [yamlIssue(error, file: origin)])
+        }
+    }
+
+    private static func readSource(_ node: Node, origin: String, baseDirectory: String,
+                                   inspectAudio: AudioInspector?, streamed: Bool) throws -> SourceDescription {
+        let reader = SceneReader(file: origin, baseDirectory: baseDirectory, inspectAudio: inspectAudio)
+        reader.fileOptional = streamed
+        let source = reader.source(node, "source")
+        guard reader.issues.isEmpty, let source else { throw SceneValidationError(issues: reader.issues) }
+        return source
+    }
+
     private static func yamlIssue(_ error: Error, file: String) -> SceneIssue {
         switch error as? YamlError {
         case let .scanner(_, problem, mark, _), let .parser(_, problem, mark, _), let .composer(_, problem, mark, _):

@@ -8,6 +8,8 @@ final class SceneReader {
     let file: String
     let baseDirectory: String
     let inspectAudio: AudioInspector?
+    /// A source may come without a file: a stream the app feeds.
+    var fileOptional = false
     private(set) var issues: [SceneIssue] = []
 
     static let maximumCoordinate = 10_000.0
@@ -113,14 +115,16 @@ final class SceneReader {
         return result
     }
 
-    private func source(_ node: Node, _ field: String) -> SourceDescription? {
+    func source(_ node: Node, _ field: String) -> SourceDescription? {
         let allowed = ["id", "file", "mode", "algorithm", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start",
                        "playing", "rate", "reverbBlend", "obstruction", "occlusion", "layout", "inHead", "category"]
         guard let keys = mapping(node, field, allowed: allowed) else { return nil }
         let problemsBefore = issues.count
 
         let id = required(keys, "id", in: field, node).flatMap { sourceID($0, "\(field).id") }
-        let audio = required(keys, "file", in: field, node).flatMap { audioFile($0, "\(field).file") }
+        let audio = fileOptional && keys["file"] == nil
+            ? (path: "", location: FieldLocation(file: file, line: node.mark?.line, field: "\(field).file"))
+            : required(keys, "file", in: field, node).flatMap { audioFile($0, "\(field).file") }
         var mode = SourceMode.spatializeIfMono
         if let node = keys["mode"], let value: SourceMode = choice(node, "\(field).mode") { mode = value }
         var algorithm = SourceAlgorithm.auto

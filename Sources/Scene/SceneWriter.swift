@@ -25,41 +25,9 @@ public enum SceneWriter {
         let sources = scene.sources.filter { !participants.contains($0.id) }
         lines.append(sources.isEmpty ? "sources: []" : "sources:")
         for source in sources {
-            lines.append("  - id: \(quoted(source.id))")
-            lines.append("    file: \(file(source.audioPath))")
-            lines.append("    mode: \(source.mode.rawValue)")
-            if source.algorithm != .auto { lines.append("    algorithm: \(source.algorithm.rawValue)") }
-            let headLocked = source.mode == .bypass || source.algorithm == .passthrough
-            if source.mode == .bed {
-                let turn = source.orientation
-                lines.append("    yaw: \(number(turn.yaw))")
-                lines.append("    pitch: \(number(turn.pitch))")
-                lines.append("    roll: \(number(turn.roll))")
-                if let layout = source.bedLayout { lines.append("    layout: \(quoted(layout.rawValue))") }
-            } else if !headLocked {
-                switch source.placement {
-                case .fixed(let position): lines.append("    position: \(vector(position))")
-                case .moving(let path):
-                    lines.append("    motion:")
-                    lines.append("      keyframes:")
-                    for keyframe in path.keyframes {
-                        lines.append("        - { time: \(number(keyframe.time)), position: \(vector(keyframe.position)) }")
-                    }
-                    lines.append("      repeat: \(path.repeats)")
-                }
-                if source.inHead != .mono { lines.append("    inHead: \(source.inHead.rawValue)") }
-                lines.append("    rate: \(number(source.rate))")
+            for (index, (key, value)) in fields(of: source, file: file).enumerated() {
+                lines.append("\(index == 0 ? "  - " : "    ")\(key): \(value)")
             }
-            if source.mode != .bed && source.mode != .bypass {
-                lines.append("    reverbBlend: \(number(source.paths.reverbBlend))")
-                lines.append("    obstruction: \(number(source.paths.obstruction))")
-                lines.append("    occlusion: \(number(source.paths.occlusion))")
-            }
-            lines.append("    gain: \(number(source.gainDecibels))")
-            lines.append("    loop: \(source.loop)")
-            lines.append("    start: \(number(source.start))")
-            if !source.playing { lines.append("    playing: false") }
-            if source.category != .scene { lines.append("    category: \(source.category.rawValue)") }
         }
         if let voice = scene.voice {
             lines.append("voice:")
@@ -88,6 +56,43 @@ public enum SceneWriter {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One source entry as a flow mapping, its file's path absolute: what
+    /// `scenectl set` edits and validates again as the scene file would.
+    public static func flowMapping(_ source: SourceDescription) -> String {
+        let fields = fields(of: source) { quoted(URL(fileURLWithPath: $0).standardizedFileURL.path) }
+        return "{ " + fields.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + " }"
+    }
+
+    /// A source entry's keys and their values as YAML text, in the order a scene file lists them.
+    private static func fields(of source: SourceDescription, file: (String) -> String) -> [(key: String, value: String)] {
+        var fields: [(key: String, value: String)] = [("id", quoted(source.id)), ("file", file(source.audioPath)),
+                                                      ("mode", source.mode.rawValue)]
+        if source.algorithm != .auto { fields.append(("algorithm", source.algorithm.rawValue)) }
+        let headLocked = source.mode == .bypass || source.algorithm == .passthrough
+        if source.mode == .bed {
+            let turn = source.orientation
+            fields += [("yaw", number(turn.yaw)), ("pitch", number(turn.pitch)), ("roll", number(turn.roll))]
+            if let layout = source.bedLayout { fields.append(("layout", quoted(layout.rawValue))) }
+        } else if !headLocked {
+            switch source.placement {
+            case .fixed(let position): fields.append(("position", vector(position)))
+            case .moving(let path):
+                let keyframes = path.keyframes.map { "{ time: \(number($0.time)), position: \(vector($0.position)) }" }
+                fields.append(("motion", "{ keyframes: [\(keyframes.joined(separator: ", "))], repeat: \(path.repeats) }"))
+            }
+            if source.inHead != .mono { fields.append(("inHead", source.inHead.rawValue)) }
+            fields.append(("rate", number(source.rate)))
+        }
+        if source.mode != .bed && source.mode != .bypass {
+            fields += [("reverbBlend", number(source.paths.reverbBlend)), ("obstruction", number(source.paths.obstruction)),
+                       ("occlusion", number(source.paths.occlusion))]
+        }
+        fields += [("gain", number(source.gainDecibels)), ("loop", "\(source.loop)"), ("start", number(source.start))]
+        if !source.playing { fields.append(("playing", "false")) }
+        if source.category != .scene { fields.append(("category", source.category.rawValue)) }
+        return fields
     }
 
     /// A JSON string, which YAML reads as the same string whatever it holds.

@@ -2,7 +2,7 @@ import Spatial
 import Voice
 
 /// What a source is to the voice bus: only the scene is ducked under voice.
-public enum SourceCategory: String, Sendable, CaseIterable {
+public enum SourceCategory: String, Sendable, CaseIterable, BitwiseCopyable {
     /// The room's own sound, "other audio": ducked while people talk.
     case scene
     /// Someone talking.

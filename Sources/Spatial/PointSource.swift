@@ -10,11 +10,11 @@ public final class PointSource {
     /// Inside this distance a source is in the listener's head.
     public static let headRadius = 0.1
 
-    private let voice: SourceVoice
+    private let voice: any OpenALSource
     private unowned let mixer: SpatialMixer
 
-    init(mixer: SpatialMixer, buffer: SoundBuffer, distance: DistanceModel) throws {
-        voice = try SourceVoice(buffer: buffer)
+    init(mixer: SpatialMixer, voice: any OpenALSource, distance: DistanceModel) throws {
+        self.voice = voice
         self.mixer = mixer
         try voice.set(AL_REFERENCE_DISTANCE, Float(distance.reference), "alSourcef(AL_REFERENCE_DISTANCE)")
         try voice.set(AL_MAX_DISTANCE, Float(distance.maximum), "alSourcef(AL_MAX_DISTANCE)")
@@ -77,4 +77,29 @@ public final class PointSource {
 
     /// Where in its audio the source starts when it next plays, in frames.
     public func setPlaybackOffset(frames: Int) throws { try voice.setPlaybackOffset(frames: frames) }
+}
+
+/// A point source whose audio the engine streams a chunk at a time: a
+/// source added while the room plays, or a stream the app pushes. Its
+/// buffer is made once; feeding, stopping and starting it again allocate nothing.
+public final class StreamedPoint {
+    public let point: PointSource
+    private let stream: StreamedVoice
+    public var chunkFrames: Int { stream.chunkFrames }
+    /// Frames queued and not yet rendered, at most.
+    public var capacityFrames: Int { stream.capacityFrames }
+
+    init(mixer: SpatialMixer, distance: DistanceModel, chunkFrames: Int, chunks: Int) throws {
+        stream = try StreamedVoice(device: mixer.device, layout: .mono, chunkFrames: chunkFrames, chunks: chunks)
+        point = try PointSource(mixer: mixer, voice: stream, distance: distance)
+    }
+
+    /// Writes the next chunk; the first after `rewind` starts the source on the next render.
+    public func queue(_ chunk: UnsafeBufferPointer<Float>) throws { try stream.queue(chunk) }
+
+    /// Writes `chunk` over the one queued `back` chunks ago, not yet played.
+    public func overwrite(_ chunk: UnsafeBufferPointer<Float>, back: Int) throws { try stream.overwrite(chunk, back: back) }
+
+    /// Stops the source; the next chunk queued plays from the buffer's start.
+    public func rewind() throws { try stream.rewind() }
 }

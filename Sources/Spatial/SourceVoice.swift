@@ -29,7 +29,16 @@ final class SourceVoice: OpenALSource {
             alDeleteSources(1, &name)
         }
     }
+}
 
+/// An OpenAL source on a device: what sets its parameters, for the
+/// buffer-backed `SourceVoice` and the queue-fed `StreamedVoice` alike.
+protocol OpenALSource: AnyObject {
+    var name: ALuint { get }
+    var device: LoopbackDevice { get }
+}
+
+extension OpenALSource {
     func setGain(linear gain: Double) throws { try set(AL_GAIN, Float(gain), "alSourcef(AL_GAIN)") }
 
     /// Playback rate, which is also pitch.
@@ -79,16 +88,7 @@ final class SourceVoice: OpenALSource {
             }
         }
     }
-}
 
-/// An OpenAL source on a device: what sets its parameters, for the
-/// buffer-backed `SourceVoice` and the queue-fed `StreamedVoice` alike.
-protocol OpenALSource: AnyObject {
-    var name: ALuint { get }
-    var device: LoopbackDevice { get }
-}
-
-extension OpenALSource {
     func set(_ parameter: ALenum, _ value: Float, _ call: String) throws {
         try device.withContext {
             alSourcef(name, parameter, value)

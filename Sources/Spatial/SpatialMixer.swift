@@ -66,7 +66,12 @@ public final class SpatialMixer {
 
     public func makePointSource(mono samples: [Float], distance: DistanceModel) throws -> PointSource {
         let buffer = try SoundBuffer(device: device, format: AL_FORMAT_MONO_FLOAT32, interleaved: samples)
-        return try PointSource(mixer: self, buffer: buffer, distance: distance)
+        return try PointSource(mixer: self, voice: SourceVoice(buffer: buffer), distance: distance)
+    }
+
+    /// A point source fed `chunkFrames` frames at a time, up to `chunks` chunks ahead of what plays.
+    public func makeStreamedPoint(distance: DistanceModel, chunkFrames: Int, chunks: Int) throws -> StreamedPoint {
+        try StreamedPoint(mixer: self, distance: distance, chunkFrames: chunkFrames, chunks: chunks)
     }
 
     /// A world-anchored first-order bed from AmbiX (ACN order, SN3D) audio.

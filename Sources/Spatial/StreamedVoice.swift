@@ -83,6 +83,24 @@ public final class StreamedVoice: OpenALSource {
         try set(AL_POSITION, direction * SpeakerBed.radius, "alSource3f(AL_POSITION)")
     }
 
+    /// Stops; the next chunk queued goes to the buffer's start and plays from there.
+    func rewind() throws {
+        try stop()
+        written = 0
+    }
+
+    /// Writes `chunk` over one written `back` chunks before the next, which
+    /// OpenAL has not played yet: to fade out what was queued ahead.
+    func overwrite(_ chunk: UnsafeBufferPointer<Float>, back: Int) throws {
+        precondition(chunk.count == chunkFrames * channelCount, "a chunk is chunkFrames frames")
+        precondition(back >= 1 && back < chunks && back <= written, "only a chunk written and not yet played")
+        let bytes = chunk.count * MemoryLayout<Float>.size
+        try device.withContext {
+            alBufferSubDataSOFT(buffer, format, chunk.baseAddress, ALsizei(((written - back) % chunks) * bytes), ALsizei(bytes))
+            try OpenALError.check("alBufferSubDataSOFT")
+        }
+    }
+
     /// Writes one chunk of interleaved samples, `chunkFrames` frames long,
     /// into the slot after the last. The voice starts playing with its first chunk.
     public func queue(_ chunk: UnsafeBufferPointer<Float>) throws {

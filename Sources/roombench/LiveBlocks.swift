@@ -21,7 +21,8 @@ struct LiveBlocks: ParsableCommand {
             The scene plays with its microphone as a device fed from its recording and the echo of \
             the output, echo cancellation on and the talker unmuted. A control thread, paced on the \
             room's frame, glides sources, changes gains, plays and stops, ducks, mutes, switches echo \
-            cancellation, turns the listener, forces routes, triggers prompts and reports echo delays. \
+            cancellation, turns the listener, forces routes, triggers prompts, reports echo delays, \
+            adds and removes sources, sets their paths, and streams a talker it adds and removes. \
             Only the render thread's allocations, frees and mutex locks are counted, from its first block. \
             It fails if it allocates or frees anything.
             """
@@ -79,6 +80,7 @@ struct LiveBlocks: ParsableCommand {
             Thread.sleep(forTimeInterval: 0.001)
         }
         let result = render.result
+        let renderersMade = session.status()["renderersMade"] as? Int ?? 0
         Thread.sleep(forTimeInterval: 0.1)
         listening.cancel()
         session.close()
@@ -89,14 +91,14 @@ struct LiveBlocks: ParsableCommand {
                 "blocks": result.blocks, "renderCalls": result.calls, "allocations": result.allocations, "frees": result.frees,
                 "locks": result.locks, "contendedLocks": result.contendedLocks, "microsecondsPerBlock": result.cpuSeconds / Double(result.blocks) * 1e6,
                 "outputDecibels": result.outputDecibels, "commands": sent, "refused": refused, "events": kinds,
-                "droppedEvents": session.live.droppedEvents,
+                "droppedEvents": session.live.droppedEvents, "renderersMade": renderersMade,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
         } else {
             print(String(format: "live render: %d blocks in %d device-sized calls at %.1fx real time, %.0f us of CPU per block, output %.1f dBFS",
                          result.blocks, result.calls, speed, result.cpuSeconds / Double(result.blocks) * 1e6, result.outputDecibels))
-            print("steering: \(sent) commands (\(refused) refused); events: "
+            print("steering: \(sent) commands (\(refused) refused), \(renderersMade) renderers made; events: "
                   + kinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             print("render thread: \(result.allocations) heap allocations and \(result.frees) frees in \(result.blocks) blocks; "
                   + "\(result.locks) mutex locks, \(result.contendedLocks) of them waited for")
@@ -110,6 +112,12 @@ final class Steering {
     let movable: [String]
     let points: [String]
     let prompt: String?
+    /// A mono file of the room's, for the sources it adds.
+    let file: String?
+    private var joined: [String] = []
+    private var joins = 0
+    private var stream: SourceStream?
+    private var talkerSamples = [Float](repeating: 0, count: 2 * RoomEngine.blockFrames)
     private(set) var nextFrame = 0
     private var step = 0
     private var generator = NoiseGenerator(seed: 11)
@@ -122,6 +130,7 @@ final class Steering {
             return true
         }.map(\.description.id)
         prompt = room.scene.prompts.first?.id
+        file = room.sources.first { $0.audio.channelCount == 1 && $0.fileChannels == 1 }?.description.audioPath
     }
 
     func next(on session: RoomSession, at frame: Int) throws {
@@ -131,6 +140,11 @@ final class Steering {
         }
         func random(_ range: ClosedRange<Double>) -> Double {
             range.lowerBound + (Double(generator.next()) + 1) / 2 * (range.upperBound - range.lowerBound)
+        }
+        // A talker's voice arrives every 20 ms, as a network delivers it.
+        if let stream {
+            for index in talkerSamples.indices { talkerSamples[index] = Float(random(-0.1...0.1)) }
+            stream.push(talkerSamples)
         }
         // Every 100 ms, what the output's tick reports; otherwise one command of the cycle.
         if step % 5 == 4 { return session.reportEchoDelay(frames: 1_400 + Int(random(-300...300))) }
@@ -147,6 +161,23 @@ final class Steering {
             try step % 100 < 50 ? session.stop(id) : session.play(id)
         case 46 where step % 350 == 46: try session.forceRoute(step % 700 < 350 ? .speakers : nil)
         case 47 where step % 250 == 47: if let prompt { try session.triggerPrompt(prompt) }
+        case 3, 23:
+            guard let file else { break }
+            joins += 1
+            let id = "joined\(joins)"
+            try session.add(entry: "{id: \(id), file: \"\(file)\", position: [\(random(-4...4)), 0, \(random(-4...4))], loop: true}",
+                            relativeTo: "/")
+            joined.append(id)
+        case 13, 33:
+            if !joined.isEmpty { try session.remove(joined.removeFirst()) }
+        case 7:
+            if let stream {
+                self.stream = nil
+                try session.remove(stream.id)
+            } else {
+                stream = try session.addStream(id: "talker", at: Position(random(-3...3), 0, -2))
+            }
+        case 43: try session.set(points[step / 50 % points.count], key: "reverbBlend", value: "\(random(0...1))")
         default:
             try session.move(movable[step % movable.count], to: Position(random(-4...4), random(-1...1), random(-4...4)),
                                 overMilliseconds: random(50...400))

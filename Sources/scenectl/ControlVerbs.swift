@@ -126,6 +126,42 @@ struct Load: DaemonVerb {
     func describe(_ result: [String: Any]) -> String { "loaded \(result["scene"] ?? scene)" }
 }
 
+struct Add: DaemonVerb {
+    static let configuration = CommandConfiguration(
+        abstract: "Add a source to the running room, given as one scene-file source entry.",
+        discussion: "SOURCE is a YAML or JSON flow mapping, validated as the scene file's own entries are; relative paths are "
+            + "resolved against this folder. Example: scenectl add '{id: bell, file: audio/bell.wav, position: [2, 0, -1], loop: true}'")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The source entry.") var source: String
+
+    func request() -> ControlProtocol.Request {
+        .init(verb: "add", args: ["source": source, "cwd": FileManager.default.currentDirectoryPath])
+    }
+
+    func describe(_ result: [String: Any]) -> String { "added \(result["id"] ?? "?")" }
+}
+
+struct Remove: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Take a source out of the running room: it fades out over a block.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The source's id.") var id: String
+
+    func request() -> ControlProtocol.Request { .init(verb: "remove", args: ["id": id]) }
+}
+
+struct SetProperty: DaemonVerb {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Set one property of a source, as its scene entry would: reverbBlend, obstruction, occlusion, rate, loop, "
+            + "algorithm, mode, inHead, gain or playing.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The source's id.") var id: String
+    @Argument(help: "The property, as the scene file names it.") var key: String
+    @Argument(help: "Its value, as the scene file writes it; put -- before a negative one.") var value: String
+
+    func request() -> ControlProtocol.Request { .init(verb: "set", args: ["id": id, "key": key, "value": value]) }
+}
+
 struct Move: DaemonVerb {
     static let configuration = CommandConfiguration(abstract: "Move a point source, at once or gliding. Options first, then -- before negative numbers: move bard --over 500 -- -2 0 1")
     @OptionGroup var daemon: DaemonOptions

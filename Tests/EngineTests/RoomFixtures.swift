@@ -22,10 +22,10 @@ enum Fixture {
 
     static func point(_ signal: [Float], at placement: Placement, id: String = "tone", gain: Double = 0,
                       loop: Bool = false, start: Double = 0, rate: Double = 1, paths: RoomPaths = .default,
-                      algorithm: SourceAlgorithm = .auto, inHead: InHeadRendering = .mono) -> RoomSource {
+                      algorithm: SourceAlgorithm = .auto, inHead: InHeadRendering = .mono, playing: Bool = true) -> RoomSource {
         RoomSource(SourceDescription(id: id, audioPath: "generated", audioField: field(id), mode: .point,
                                      placement: placement, gainDecibels: gain, loop: loop, start: start,
-                                     rate: rate, paths: paths, algorithm: algorithm, inHead: inHead),
+                                     rate: rate, paths: paths, algorithm: algorithm, inHead: inHead, playing: playing),
                    audio: AudioBuffer(mono: signal))
     }
 

@@ -30,6 +30,37 @@ struct LiveRoomTests {
         #expect(latency <= 30)
     }
 
+    /// A source added over the socket plays where its entry puts it, takes
+    /// `set`, and is gone once removed; a bad entry is refused with the
+    /// scene file's message and changes nothing.
+    @Test func sourcesJoinChangeAndLeaveOverTheSocket() throws {
+        let room = try LiveRoom(scene: .tone(at: [-2, 0, 0]))
+        try room.scenectl("stop", "tone")
+        let bad = try? room.scenectl("add", "{id: bell, file: \(room.folder)/tone.wav, position: [2, 0, 0], gain: 90}")
+        #expect(bad == nil, "an entry with a gain of 90 dB was accepted")
+        try room.scenectl("add", "{id: bell, file: \(room.folder)/tone.wav, position: [2, 0, 0], loop: true, reverbBlend: 0}")
+        Thread.sleep(forTimeInterval: 0.3)
+        let added = try room.record("phones.monitor", seconds: 1)
+        let ild = Measure.rmsDecibels(added.left) - Measure.rmsDecibels(added.right)
+        print("added at the right: \(Measure.rmsDecibels(added.right)) dBFS, ILD \(ild) dB")
+        #expect(Measure.rmsDecibels(added.right) > -40 && ild < -3)
+
+        try room.scenectl("set", "bell", "gain", "--", "-20")
+        Thread.sleep(forTimeInterval: 0.3)
+        let quieter = try room.record("phones.monitor", seconds: 1)
+        let drop = Measure.rmsDecibels(added.right) - Measure.rmsDecibels(quieter.right)
+        print("set gain -20: \(drop) dB quieter")
+        #expect(abs(drop - 20) < 2)
+
+        try room.scenectl("remove", "bell")
+        Thread.sleep(forTimeInterval: 0.3)
+        let gone = try room.record("phones.monitor", seconds: 1)
+        print("removed: \(Measure.rmsDecibels(gone.left + gone.right)) dBFS")
+        #expect(Measure.rmsDecibels(gone.left + gone.right) < -80)
+        let ids = (try room.status()["sources"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(ids == ["tone"])
+    }
+
     @Test func duckingFollowsSpeechInTheMicrophone() throws {
         let room = try LiveRoom(scene: .tone(at: [0, 0, -2], voice: "aec: off\n  ducking: { level: default, advanced: false }"))
         try room.scenectl("duck", "--level", "max", "--advanced", "on")

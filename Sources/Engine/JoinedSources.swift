@@ -1,0 +1,245 @@
+import AudioCore
+import Scene
+import Spatial
+
+/// The audio of a source that joined a playing room: a decoded file, or a
+/// stream the app pushes.
+///
+/// Several renderers may play one feed at once (two routes crossfading),
+/// so it is read by timeline frame: a file by its offset from the source's
+/// start, a stream through a short history of what was pulled from its
+/// ring, which every renderer reads at the same frames.
+final class SourceFeed: @unchecked Sendable {
+    enum Audio {
+        /// Mono at the engine's rate.
+        case samples([Float])
+        case stream(SampleRing)
+    }
+
+    let audio: Audio
+    /// What a stream's ring gave, by timeline frame modulo its size; render thread only.
+    private let history: UnsafeMutableBufferPointer<Float>
+    /// The timeline frame up to which the stream has been pulled.
+    private var pulledThrough = Int.min
+
+    private static let historyFrames = 1 << 14
+
+    init(_ audio: Audio) {
+        self.audio = audio
+        if case .stream = audio {
+            history = .allocate(capacity: Self.historyFrames)
+            history.initialize(repeating: 0)
+        } else {
+            history = UnsafeMutableBufferPointer(start: nil, count: 0)
+        }
+    }
+
+    deinit { history.deallocate() }
+
+    /// Fills `chunk` with what plays from timeline frame `frame` on, for a
+    /// source told `state`. Render thread only.
+    func fill(_ chunk: UnsafeMutableBufferPointer<Float>, from frame: Int, _ state: SourceState) {
+        switch audio {
+        case .samples(let samples):
+            samples.withUnsafeBufferPointer { samples in
+                let count = samples.count
+                for index in chunk.indices {
+                    let offset = frame + index - state.startFrame
+                    if offset < 0 || count == 0 {
+                        chunk[index] = 0
+                    } else if offset < count {
+                        chunk[index] = samples[offset]
+                    } else {
+                        chunk[index] = state.loop ? samples[offset % count] : 0
+                    }
+                }
+            }
+        case .stream(let ring):
+            pull(from: ring, through: frame + chunk.count, startingAt: frame)
+            let mask = Self.historyFrames - 1, oldest = pulledThrough - Self.historyFrames
+            for index in chunk.indices {
+                let at = frame + index
+                chunk[index] = at < oldest ? 0 : history[at & mask]
+            }
+        }
+    }
+
+    /// Takes what the ring holds into the history up to `end`; what it
+    /// lacks is silence, so an underrun never replays old audio.
+    private func pull(from ring: SampleRing, through end: Int, startingAt frame: Int) {
+        if pulledThrough < frame { pulledThrough = frame }
+        let mask = Self.historyFrames - 1
+        while pulledThrough < end {
+            let start = pulledThrough & mask
+            let count = min(end - pulledThrough, Self.historyFrames - start)
+            let part = UnsafeMutableBufferPointer(rebasing: history[start..<(start + count)])
+            let got = ring.read(into: part)
+            for index in 0..<got where !(abs(part[index]) <= [Float].corruptMagnitude) { part[index] = 0 }
+            for index in got..<count { part[index] = 0 }
+            pulledThrough += count
+        }
+    }
+}
+
+/// Audio the app pushes into a source of a playing room: mono, 48 kHz, as
+/// it comes (a remote talker's decoded voice, a synthesiser). The room
+/// plays what was pushed a block or so later; when the app falls behind
+/// the source is silent until more arrives.
+///
+/// `push` is for one thread at a time; it never blocks and never allocates.
+public final class SourceStream: Sendable {
+    /// The source's id in the room.
+    public let id: String
+    let feed: SourceFeed
+    private let ring: SampleRing
+
+    /// How many frames the stream holds ahead of what plays: a second.
+    public static let capacityFrames = Room.sampleRate
+
+    init(id: String) {
+        self.id = id
+        ring = SampleRing(capacity: Self.capacityFrames)
+        feed = SourceFeed(.stream(ring))
+    }
+
+    /// Adds `samples` to what the source plays next; returns how many fit.
+    @discardableResult
+    public func push(_ samples: UnsafeBufferPointer<Float>) -> Int { ring.write(samples) }
+
+    @discardableResult
+    public func push(_ samples: [Float]) -> Int { samples.withUnsafeBufferPointer { push($0) } }
+
+    /// Frames pushed and not yet played.
+    public var queuedFrames: Int { ring.count }
+}
+
+/// The mix a renderer plays: the scene, ducked under voices, or the talkers.
+public enum SourceMix: Sendable {
+    case scene
+    /// Voices and prompts.
+    case talkers
+
+    func plays(_ category: SourceCategory) -> Bool { (category == .scene) == (self == .scene) }
+}
+
+/// A renderer's voices for sources that join the room while it plays: one
+/// streamed point per place in the room's controls, made with the
+/// renderer, so a join opens nothing and a leave frees nothing.
+final class JoinedVoices {
+    private let controls: SessionControls
+    private let mix: SourceMix
+    private let voices: [StreamedPoint]
+    private var places: [Place]
+    private let chunk: UnsafeMutableBufferPointer<Float>
+    private let chunkFrames = RoomRenderer.blockFrames
+
+    private struct Place {
+        var generation = 0
+        /// The source's feed while it belongs to this mix.
+        var feed: UnsafeRawPointer?
+        var applied = SourceState(gain: 0, playing: false, startFrame: 0)
+        /// Its voice plays, and has been fed up to this timeline frame.
+        var sounding = false
+        var queuedThrough = 0
+        /// Fading out over this block, fed silence; stopped at the next.
+        var fading = false
+    }
+
+    init(mixer: SpatialMixer, controls: SessionControls, mix: SourceMix, distance: DistanceModel) throws {
+        self.controls = controls
+        self.mix = mix
+        // Enough chunks for the longest render call and one ahead of it, twice over.
+        let chunks = 2 * (RoomRenderer.maximumCallFrames / RoomRenderer.blockFrames + 2)
+        voices = try (0..<SessionControls.joinCapacity).map { _ in
+            let voice = try mixer.makeStreamedPoint(distance: distance, chunkFrames: RoomRenderer.blockFrames, chunks: chunks)
+            // Makes the device's filter storage now, not on the render thread at the first join.
+            try voice.point.setRoomEffects(reverbBlend: 0, obstruction: 0, occlusion: 0)
+            return voice
+        }
+        places = Array(repeating: Place(), count: SessionControls.joinCapacity)
+        chunk = .allocate(capacity: RoomRenderer.blockFrames)
+        chunk.initialize(repeating: 0)
+    }
+
+    deinit { chunk.deallocate() }
+
+    /// Takes the joins, leaves and changes since the last block; returns
+    /// the change count read first, which the renderer reports once the
+    /// block is rendered. Render thread.
+    func apply(at frame: Int) throws -> Int {
+        let changes = controls.changeCount()
+        for index in places.indices {
+            if places[index].fading {
+                try voices[index].rewind()
+                places[index].fading = false
+                places[index].sounding = false
+            }
+            let joined = controls.joinedSource(index)
+            if joined.generation != places[index].generation {
+                if places[index].sounding { try fade(index, at: frame) }
+                places[index].generation = joined.generation
+                places[index].feed = joined.feed != nil && mix.plays(joined.category) ? joined.feed : nil
+                places[index].applied = SourceState(gain: 0, playing: false, startFrame: 0)
+            }
+            guard places[index].feed != nil else { continue }
+            let state = controls.load(slot: controls.firstJoined + index)
+            try apply(state, to: index, at: frame)
+        }
+        return changes
+    }
+
+    private func apply(_ state: SourceState, to index: Int, at frame: Int) throws {
+        let before = places[index].applied, point = voices[index].point
+        places[index].applied = state
+        if state.paths != before.paths {
+            try point.setRoomEffects(reverbBlend: state.paths.reverbBlend, obstruction: state.paths.obstruction,
+                                     occlusion: state.paths.occlusion)
+        }
+        if let glide = state.glide, glide != before.glide || frame <= glide.endFrame {
+            try point.setPosition(glide.position(at: frame))
+        }
+        let restarted = state.playing != before.playing || state.startFrame != before.startFrame
+        if restarted && state.playing {
+            if places[index].sounding { try voices[index].rewind() }
+            places[index].sounding = true
+            places[index].fading = false
+            places[index].queuedThrough = frame
+            try point.setGain(linear: state.gain)
+        } else if restarted {
+            if places[index].sounding && !places[index].fading { try fade(index, at: frame) }
+        } else if state.gain != before.gain && places[index].sounding && !places[index].fading {
+            try point.setGain(linear: state.gain)
+        }
+    }
+
+    /// Fades the voice out over the first half of the block about to
+    /// render, in the chunk already queued for it, so OpenAL's look-ahead
+    /// carries nothing into the next; it is fed silence and stopped after.
+    private func fade(_ index: Int, at frame: Int) throws {
+        places[index].fading = true
+        let ahead = places[index].queuedThrough - frame
+        guard let feed = places[index].feed, ahead >= chunkFrames, ahead % chunkFrames == 0 else { return }
+        Unmanaged<SourceFeed>.fromOpaque(feed)._withUnsafeGuaranteedRef { $0.fill(chunk, from: frame, places[index].applied) }
+        let half = chunkFrames / 2
+        for offset in 0..<chunkFrames { chunk[offset] *= offset < half ? Float(half - offset) / Float(half) : 0 }
+        try voices[index].overwrite(UnsafeBufferPointer(chunk), back: ahead / chunkFrames)
+    }
+
+    /// Feeds every sounding voice a chunk ahead of the `count` frames about
+    /// to render from `frame`. Render thread.
+    func feed(from frame: Int, count: Int) throws {
+        for index in places.indices where places[index].sounding {
+            while places[index].queuedThrough < frame + count + chunkFrames {
+                if let feed = places[index].feed, !places[index].fading {
+                    Unmanaged<SourceFeed>.fromOpaque(feed)._withUnsafeGuaranteedRef {
+                        $0.fill(chunk, from: places[index].queuedThrough, places[index].applied)
+                    }
+                } else {
+                    chunk.update(repeating: 0)
+                }
+                try voices[index].queue(UnsafeBufferPointer(chunk))
+                places[index].queuedThrough += chunkFrames
+            }
+        }
+    }
+}

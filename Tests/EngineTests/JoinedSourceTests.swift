@@ -1,0 +1,156 @@
+import AudioCore
+import AudioMeasurements
+import Devices
+import Engine
+import Foundation
+import Scene
+import Spatial
+import Testing
+
+/// Sources and talkers that join, change and leave a playing room, heard
+/// in the rendered audio of a session driven block by block.
+@Suite struct JoinedSourceTests {
+    typealias Driver = LiveSessionTests.Driver
+
+    /// A folder with a mono noise file in it, gone when the test ends.
+    final class Folder {
+        let url: URL
+        var path: String { url.path }
+
+        init() throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent("joined-\(getpid())-\(UInt64.random(in: 0...UInt64.max))")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            let writer = try AudioFileWriter(path: url.appendingPathComponent("noise.wav").path, format: .wavFloat, channelCount: 1,
+                                             sampleRate: 48_000)
+            try LiveSessionTests.noise(seed: 11).withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+            try writer.close()
+        }
+
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    /// A quiet room: one source far ahead, stopped.
+    static func quietRoom() -> Room {
+        Fixture.room([Fixture.point(LiveSessionTests.noise(), at: .fixed(Fixture.position(azimuth: 0)), id: "idle", loop: true,
+                                    playing: false)], route: .headphones)
+    }
+
+    static func level(_ ears: [[Float]]) -> Double { Measure.rmsDecibels(ears[0] + ears[1]) }
+
+    @Test func anAddedSourceIsHeardWhereItIsWithinTwoBlocksAndGoesWithinTwo() throws {
+        let folder = try Folder()
+        let driver = try Driver(Self.quietRoom())
+        driver.render(blocks: 10)
+        #expect(Self.level(driver.render(blocks: 5)) < -90)
+
+        let id = try driver.session.add(entry: "{id: bell, file: noise.wav, position: [2, 0, 0], loop: true}", relativeTo: folder.path)
+        #expect(id == "bell")
+        let heard = (1...5).first { _ in driver.levelDifference(blocks: 1) > 6 }
+        print("an added source first heard on the right in block \(heard.map(String.init) ?? "none") after the answer")
+        #expect(heard ?? .max <= 2)
+        #expect(driver.levelDifference(blocks: 10) > 10)
+
+        try driver.session.remove("bell")
+        let gone = (1...5).first { _ in Self.level(driver.render(blocks: 1)) < -90 }
+        print("a removed source silent from block \(gone.map(String.init) ?? "none") after the answer")
+        #expect(gone ?? .max <= 2)
+        #expect(Self.level(driver.render(blocks: 10)) < -90)
+        #expect(driver.session.status()["renderersMade"] as? Int == 0)
+        let ids = (driver.session.status()["sources"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(ids == ["idle"])
+    }
+
+    @Test func anAddedSourceMovesAndTakesGainsLikeAnyOther() throws {
+        let folder = try Folder()
+        let driver = try Driver(Self.quietRoom())
+        try driver.session.add(entry: "{id: bell, file: noise.wav, position: [-2, 0, 0], loop: true}", relativeTo: folder.path)
+        try driver.expectLeftToRight { try driver.session.move("bell", to: Position(2, 0, 0), overMilliseconds: 0) }
+        let before = Self.level(driver.render(blocks: 10))
+        try driver.session.setGain("bell", decibels: -20)
+        driver.render(blocks: 2)
+        let drop = before - Self.level(driver.render(blocks: 10))
+        #expect(abs(drop - 20) < 1.5, "\(drop) dB quieter after -20 dB")
+    }
+
+    /// A stream plays what was pushed, where it was put; when the app stops
+    /// pushing, the source is silent rather than replaying what it had.
+    @Test func aStreamPlaysWhatWasPushedAndAnUnderrunIsSilence() throws {
+        let driver = try Driver(Self.quietRoom())
+        let stream = try driver.session.addStream(id: "alice", at: Position(-2, 0, 0))
+        let tone = Signals.sine(frequency: 2_000, frames: 48_000, amplitude: 0.3)
+        var pushed = 0
+        var ears: [[Float]] = [[], []]
+        // Half a second pushed a block at a time, as a network would deliver it.
+        for _ in 0..<50 {
+            pushed += stream.push(Array(tone[pushed..<(pushed + LiveSessionTests.block)]))
+            let block = driver.render(blocks: 1)
+            ears[0] += block[0]
+            ears[1] += block[1]
+        }
+        let left = Array(ears[0].suffix(9_600)), right = Array(ears[1].suffix(9_600))
+        #expect(abs(Measure.frequency(left) - 2_000) < 20, "the stream played \(Measure.frequency(left)) Hz")
+        #expect(Measure.rmsDecibels(left) > -30)
+        #expect(Measure.levelDifference(left: left, right: right) < -6, "a talker at the left")
+        #expect(Measure.largestStep(left) < 0.1, "a glitch of \(Measure.largestStep(left)) in a 2 kHz tone")
+        // Pushing stopped: within two blocks the source is silent, and stays so.
+        driver.render(blocks: 2)
+        #expect(Self.level(driver.render(blocks: 20)) < -90)
+        // More pushed: it plays again.
+        for _ in 0..<10 {
+            pushed += stream.push(Array(tone[pushed..<(pushed + LiveSessionTests.block)]))
+            driver.render(blocks: 1)
+        }
+        #expect(stream.queuedFrames == 0)
+        #expect(Measure.rmsDecibels(Array(driver.output[0].suffix(2_400))) > -30)
+    }
+
+    /// `set` changes a source's paths in place: an obstruction darkens it within two blocks.
+    @Test func setObstructionDarkensASourceInPlace() throws {
+        let driver = try Driver(LiveSessionTests.room(azimuth: 30))
+        let before = driver.render(blocks: 30)
+        try driver.session.set("noise", key: "obstruction", value: "-40")
+        driver.render(blocks: 2)
+        let after = driver.render(blocks: 20)
+        let high = { (ears: [[Float]]) in Measure.rmsDecibels(Biquad.highPassed(ears[0], cutoff: 8_000)) }
+        let darker = high([Array(before[0].suffix(9_600))]) - high(after)
+        #expect(darker > 20, "\(darker) dB less above 8 kHz after obstruction -40 dB")
+        #expect(driver.session.status()["renderersMade"] as? Int == 0)
+    }
+
+    /// A change of algorithm renders the source anew, crossfaded, once.
+    @Test func setAlgorithmRendersTheSourceAnew() throws {
+        let driver = try Driver(LiveSessionTests.room(azimuth: -90))
+        driver.render(blocks: 10)
+        try driver.session.set("noise", key: "algorithm", value: "soundField")
+        driver.render(blocks: 60)
+        #expect(driver.session.status()["renderersMade"] as? Int == 1)
+        #expect(driver.levelDifference(blocks: 20) < -6, "still on the left in the field")
+        let sources = driver.session.status()["sources"] as? [[String: Any]] ?? []
+        #expect(sources.first?["algorithm"] as? String == "soundField")
+    }
+
+    /// Bad input names the field, the value and the reason, and changes nothing.
+    @Test func badInputIsRefusedAndLeavesTheRoomAsItWas() throws {
+        let folder = try Folder()
+        let driver = try Driver(LiveSessionTests.room(azimuth: 30))
+        func message(_ call: () throws -> Void) -> String {
+            do { try call(); return "accepted" } catch { return "\(error)" }
+        }
+        let outOfRange = message { _ = try driver.session.add(entry: "{id: bell, file: noise.wav, position: [2, 0, 0], gain: 90}",
+                                                              relativeTo: folder.path) }
+        #expect(outOfRange.contains("source.gain") && outOfRange.contains("90"), "\(outOfRange)")
+        let missing = message { _ = try driver.session.add(entry: "{id: bell, file: nothing.wav, position: [2, 0, 0]}", relativeTo: folder.path) }
+        #expect(missing.contains("not found"), "\(missing)")
+        let taken = message { _ = try driver.session.add(entry: "{id: noise, file: noise.wav, position: [2, 0, 0]}", relativeTo: folder.path) }
+        #expect(taken.contains("already used"), "\(taken)")
+        let unknown = message { try driver.session.set("nobody", key: "rate", value: "1") }
+        #expect(unknown.contains("no source \"nobody\""), "\(unknown)")
+        let badRate = message { try driver.session.set("noise", key: "rate", value: "3") }
+        #expect(badRate.contains("noise.rate") && badRate.contains("\"3\""), "\(badRate)")
+        let badKey = message { try driver.session.set("noise", key: "colour", value: "red") }
+        #expect(badKey.contains("colour"), "\(badKey)")
+        let ids = (driver.session.status()["sources"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(ids == ["noise"])
+        #expect(driver.session.status()["renderersMade"] as? Int == 0)
+    }
+}
