@@ -119,15 +119,22 @@ public enum SourceMix: Sendable {
     /// Voices and prompts.
     case talkers
 
-    func plays(_ category: SourceCategory) -> Bool { (category == .scene) == (self == .scene) }
+    init(_ category: SourceCategory) { self = category == .scene ? .scene : .talkers }
+
+    /// The places in the room's controls for the sources that join this mix.
+    var joinPlaces: Range<Int> {
+        let count = SessionControls.joinCapacityPerMix
+        return self == .scene ? 0..<count : count..<(2 * count)
+    }
 }
 
-/// A renderer's voices for sources that join the room while it plays: one
-/// streamed point per place in the room's controls, made with the
-/// renderer, so a join opens nothing and a leave frees nothing.
+/// A renderer's voices for sources that join its mix while the room plays:
+/// one streamed point per place of the mix in the room's controls, made
+/// with the renderer, so a join opens nothing and a leave frees nothing.
 final class JoinedVoices {
     private let controls: SessionControls
-    private let mix: SourceMix
+    /// The mix's places in the controls; `voices` and `places` count from its start.
+    private let range: Range<Int>
     private let voices: [StreamedPoint]
     private var places: [Place]
     private let chunk: UnsafeMutableBufferPointer<Float>
@@ -147,16 +154,16 @@ final class JoinedVoices {
 
     init(mixer: SpatialMixer, controls: SessionControls, mix: SourceMix, distance: DistanceModel) throws {
         self.controls = controls
-        self.mix = mix
+        range = mix.joinPlaces
         // Enough chunks for the longest render call and one ahead of it, twice over.
         let chunks = 2 * (RoomRenderer.maximumCallFrames / RoomRenderer.blockFrames + 2)
-        voices = try (0..<SessionControls.joinCapacity).map { _ in
+        voices = try range.map { _ in
             let voice = try mixer.makeStreamedPoint(distance: distance, chunkFrames: RoomRenderer.blockFrames, chunks: chunks)
             // Makes the device's filter storage now, not on the render thread at the first join.
             try voice.point.setRoomEffects(reverbBlend: 0, obstruction: 0, occlusion: 0)
             return voice
         }
-        places = Array(repeating: Place(), count: SessionControls.joinCapacity)
+        places = Array(repeating: Place(), count: range.count)
         chunk = .allocate(capacity: RoomRenderer.blockFrames)
         chunk.initialize(repeating: 0)
     }
@@ -174,15 +181,15 @@ final class JoinedVoices {
                 places[index].fading = false
                 places[index].sounding = false
             }
-            let joined = controls.joinedSource(index)
+            let joined = controls.joinedSource(range.lowerBound + index)
             if joined.generation != places[index].generation {
                 if places[index].sounding { try fade(index, at: frame) }
                 places[index].generation = joined.generation
-                places[index].feed = joined.feed != nil && mix.plays(joined.category) ? joined.feed : nil
+                places[index].feed = joined.feed
                 places[index].applied = SourceState(gain: 0, playing: false, startFrame: 0)
             }
             guard places[index].feed != nil else { continue }
-            let state = controls.load(slot: controls.firstJoined + index)
+            let state = controls.load(slot: controls.firstJoined + range.lowerBound + index)
             try apply(state, to: index, at: frame)
         }
         return changes

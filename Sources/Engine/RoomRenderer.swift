@@ -554,15 +554,21 @@ extension Room {
 
     /// The most OpenAL voices a mix of this room plays at once, for its
     /// mixers to make ready: a voice per channel of a bed, one per other
-    /// source, a crowd's voices alone and as many fading out, and room for
-    /// the sound field's streams.
+    /// source, a crowd's voices alone and as many fading out, the sound
+    /// field's streams, and the sources that may join the mix.
     func playingVoices(_ levelOfDetail: LevelOfDetail) -> Int {
         let crowd = hasCrowd(levelOfDetail)
+        var field = crowd
         let members = sources.reduce(0) { count, source in
             if crowd && source.isCrowdCandidate { return count }
+            switch source.rendering {
+            case .bed(.soundField?), .point(.soundField?): field = true
+            default: break
+            }
             if case .bed = source.rendering { return count + source.audio.channelCount }
             return count + 1
         }
-        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + 32 + SessionControls.joinCapacity
+        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + (field ? SoundFieldBus.streamCount : 0)
+            + SessionControls.joinCapacityPerMix
     }
 }

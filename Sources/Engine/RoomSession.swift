@@ -521,7 +521,9 @@ public final class RoomSession: @unchecked Sendable {
         state.glide = Glide(from: position, to: position, startFrame: frame, endFrame: frame)
         guard controls.join(id, feed: feed, category: description.category, state: state) != nil else {
             let held = controls.leavingCount
-            throw SessionError.refused("the room takes \(SessionControls.joinCapacity) sources added while it plays and has no place free"
+            let mix = description.category == .scene ? "scene" : "talkers"
+            throw SessionError.refused("the room's \(mix) mix takes \(SessionControls.joinCapacityPerMix) sources added while it plays "
+                                       + "and has no place free"
                                        + (held > 0 ? " (\(held) removed ones wait for the render side to let them go)" : ""))
         }
         joinedSources.append(JoinedEntry(description: description, feed: feed))

@@ -53,14 +53,13 @@ public struct ListenerState: Sendable, Equatable, BitwiseCopyable {
     }
 }
 
-/// A source that joined the room while it plays, as the render thread
-/// sees its place in the room: what it plays, and which mix plays it.
+/// A place for a source that joins the room while it plays, as the render
+/// thread sees it: what it plays, if anything.
 struct JoinedSource: BitwiseCopyable {
     /// Changes whenever the place is taken or given up.
     var generation = 0
     /// The `SourceFeed`, unretained: the controls keep it alive until every renderer has let it go.
     var feed: UnsafeRawPointer?
-    var category = SourceCategory.scene
 }
 
 /// A room's parameter plane: one latest-wins slot per source and one for
@@ -76,8 +75,10 @@ struct JoinedSource: BitwiseCopyable {
 /// Control threads write (`update`, `listener.update`, `join`, `leave`);
 /// the render thread reads.
 public final class SessionControls: @unchecked Sendable {
-    /// How many sources may join the room while it plays, talkers included.
-    public static let joinCapacity = 32
+    /// How many sources may join each mix while the room plays: the scene's, and the talkers'.
+    public static let joinCapacityPerMix = 16
+    /// Places for joining sources: the scene's first, then the talkers'.
+    static let joinCapacity = 2 * joinCapacityPerMix
 
     public let listener: ParameterSlot<ListenerState>
     /// The room's own sources, then the places for sources that join.
@@ -129,21 +130,22 @@ public final class SessionControls: @unchecked Sendable {
 
     // MARK: Sources that join and leave, on control threads
 
-    /// Gives `feed` a place as source `id`, starting from `state`; nil
-    /// when every place is taken or still waiting for the render side to
-    /// let its last source go.
+    /// Gives `feed` a place in the mix that plays `category` as source
+    /// `id`, starting from `state`; nil when every place of the mix is
+    /// taken or still waiting for the render side to let its last source go.
     func join(_ id: String, feed: SourceFeed, category: SourceCategory, state: SourceState) -> Int? {
         registry.withLock { books in
             collect(&books)
             let waiting = Set(books.leaving.map(\.place))
+            let places = SourceMix(category).joinPlaces
             guard books.slots[id] == nil,
-                  let place = books.feeds.indices.first(where: { books.feeds[$0] == nil && !waiting.contains($0) }) else { return nil }
+                  let place = places.first(where: { books.feeds[$0] == nil && !waiting.contains($0) }) else { return nil }
             books.feeds[place] = feed
             books.generations[place] += 1
             books.slots[id] = firstJoined + place
             sources[firstJoined + place].store(state)
-            joined[place].store(JoinedSource(generation: books.generations[place], feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque()),
-                                             category: category))
+            joined[place].store(JoinedSource(generation: books.generations[place],
+                                             feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque())))
             changes.add(1, ordering: .releasing)
             return place
         }

@@ -106,6 +106,9 @@ final class SoundFieldBus {
     private var rampedSignal: [Float]
 
     /// - Parameter mixer: the route's own bus, which plays the decoded field.
+    /// The most OpenAL streams the field plays on its bus: a virtual speaker each, under HRTF.
+    static let streamCount = Ambisonics.virtualSpeakerDirections(order: order).count
+
     init(mixer: SpatialMixer, listenerPosition: Position, listenerOrientation: Orientation, startingAt frame: Int) throws {
         self.listenerPosition = listenerPosition
         toListener = listenerOrientation.rotation.transposed
