@@ -7,12 +7,6 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
     .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
 }
 
-/// The DSP's per-block state lives in final classes whose arrays the inner
-/// loops index thousands of times a block; checking each access for
-/// exclusivity at run time cost most of the voice chain's time. The
-/// compiler still checks what it can see statically.
-let realTimeDSP: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
-
 let package = Package(
     name: "RoomAudio",
     platforms: [.macOS(.v13)],
@@ -34,14 +28,14 @@ let package = Package(
         systemLibrary("CSpeexDSP", pkgConfig: "speexdsp", apt: ["libspeexdsp-dev"]),
         systemLibrary("CSndFile", pkgConfig: "sndfile", apt: ["libsndfile1-dev"]),
 
-        .target(name: "AudioCore", swiftSettings: realTimeDSP),
+        .target(name: "AudioCore"),
         /// Counts the process's heap allocations, for the benchmarks' real-time checks.
         .target(name: "CAllocationCounter"),
         .target(name: "Spatial", dependencies: ["COpenAL", "AudioCore"]),
         .target(name: "Devices", dependencies: ["CPulse", "CSndFile", "CSpeexDSP", "AudioCore"]),
         .target(name: "Scene", dependencies: ["AudioCore", "Spatial", "Voice", .product(name: "Yams", package: "Yams")]),
-        .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"], swiftSettings: realTimeDSP),
-        .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"], swiftSettings: realTimeDSP),
+        .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"]),
+        .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"]),
         .target(name: "Control", dependencies: ["Engine", "Devices", "Scene", "Voice", "Spatial", "AudioCore",
                                                 .product(name: "NIOCore", package: "swift-nio"),
                                                 .product(name: "NIOPosix", package: "swift-nio")]),

@@ -22,7 +22,7 @@ public protocol AudioSink: AnyObject {
 public final class FileAudioSource: AudioSource {
     private let samples: [Float]
     private let loop: Bool
-    private var position = 0
+    @exclusivity(unchecked) private var position = 0
 
     public init(samples: [Float], loop: Bool = false) {
         self.samples = samples

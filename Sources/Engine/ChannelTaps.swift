@@ -63,17 +63,17 @@ final class PassthroughVoice {
     /// Frames it waits, to stay aligned with the buses' latency.
     let latency: Int
     /// Output frame of its first sample.
-    private var startFrame: Int
-    private var playing: Bool
+    @exclusivity(unchecked) private var startFrame: Int
+    @exclusivity(unchecked) private var playing: Bool
     let loop: Bool
     /// The source's gain, the share its direct path keeps, and the gain
     /// the last block ended on, from which the next ramps.
-    private var gain: Double
+    @exclusivity(unchecked) private var gain: Double
     private let scale: Double
-    private var appliedGain: Float
+    @exclusivity(unchecked) private var appliedGain: Float
     /// Obstruction and occlusion, one filter per channel; nil leaves the file bit-exact.
-    private var shelves: [HighShelfFilter]?
-    private var frame: [Float]
+    @exclusivity(unchecked) private var shelves: [HighShelfFilter]?
+    @exclusivity(unchecked) private var frame: [Float]
 
     /// - Parameter directPathHF: the direct path's gain above 5 kHz, from
     ///   obstruction and occlusion; 1 leaves it alone.

@@ -16,21 +16,21 @@ final class InHeadBypass {
         case field(SoundFieldBus, emitter: Int)
     }
 
-    private var signal: TimelineSamples
+    @exclusivity(unchecked) private var signal: TimelineSamples
     /// Frames the copy waits, as passthrough does, to stay with the buses.
     private let latency: Int
-    private var motion: SourceMotion
-    var listenerPosition: Position
+    @exclusivity(unchecked) private var motion: SourceMotion
+    @exclusivity(unchecked) var listenerPosition: Position
     /// The source's own gain, linear, now and over the last block.
-    private var gain: Double
-    private var previousGain: Double
+    @exclusivity(unchecked) private var gain: Double
+    @exclusivity(unchecked) private var previousGain: Double
     private let taps: [ChannelTap]
     private let spatial: SpatialPart
     /// The copy's share now: 0 outside the head, 1 inside.
-    private var share: Double
-    private var previousShare: Double
-    private var olderShare: Double
-    private var scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames)
+    @exclusivity(unchecked) private var share: Double
+    @exclusivity(unchecked) private var previousShare: Double
+    @exclusivity(unchecked) private var olderShare: Double
+    @exclusivity(unchecked) private var scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames)
 
     /// - Parameters:
     ///   - signal: the source's audio on the timeline.

@@ -20,7 +20,7 @@ final class SourceFeed: @unchecked Sendable {
     /// What a stream's ring gave, by timeline frame modulo its size; render thread only.
     private let history: UnsafeMutableBufferPointer<Float>
     /// The timeline frame up to which the stream has been pulled.
-    private var pulledThrough = Int.min
+    @exclusivity(unchecked) private var pulledThrough = Int.min
 
     private static let historyFrames = 1 << 14
 
@@ -136,7 +136,7 @@ final class JoinedVoices {
     /// The mix's places in the controls; `voices` and `places` count from its start.
     private let range: Range<Int>
     private let voices: [StreamedPoint]
-    private var places: [Place]
+    @exclusivity(unchecked) private var places: [Place]
     private let chunk: UnsafeMutableBufferPointer<Float>
     private let chunkFrames = RoomRenderer.blockFrames
 

@@ -58,16 +58,16 @@ final class Crowd {
         }
     }
 
-    private var members: [Member] = []
+    @exclusivity(unchecked) private var members: [Member] = []
     private let field: SoundFieldBus
     /// Where the listener is, for ranking by loudness.
-    var listenerPosition: Position
+    @exclusivity(unchecked) var listenerPosition: Position
     private let distance: DistanceModel
     private let voices: Int
-    private var nextRanking = 0
+    @exclusivity(unchecked) private var nextRanking = 0
     /// The chosen members' indices, loudest first, and their levels.
-    private var chosen: [Int]
-    private var chosenLevels: [Double]
+    @exclusivity(unchecked) private var chosen: [Int]
+    @exclusivity(unchecked) private var chosenLevels: [Double]
 
     init(field: SoundFieldBus, listenerPosition: Position, distance: DistanceModel, voices: Int) {
         self.field = field

@@ -56,11 +56,11 @@ public final class LiveRoom: @unchecked Sendable {
     /// Events dropped because nobody drained them in time.
     public var droppedEvents: Int { dropped.load(ordering: .relaxed) }
 
-    private var engine: RoomEngine
-    private var pending: (renderers: RoomEngine.Renderers, frame: Int, routeChange: (from: OutputRoute, to: OutputRoute)?)?
+    @exclusivity(unchecked) private var engine: RoomEngine
+    @exclusivity(unchecked) private var pending: (renderers: RoomEngine.Renderers, frame: Int, routeChange: (from: OutputRoute, to: OutputRoute)?)?
     /// The engine's last block and how much of it the output has taken.
-    private var block: UnsafeBufferPointer<Float>
-    private var blockPosition: Int
+    @exclusivity(unchecked) private var block: UnsafeBufferPointer<Float>
+    @exclusivity(unchecked) private var blockPosition: Int
     private let published = Atomic<Int>(0)
     private let publishedChannels = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)

@@ -15,10 +15,10 @@ public final class MicrophoneUplink {
     private let micDown: StreamingResampler
     private let referenceDown: StreamingResampler
     private let uplinkUp: StreamingResampler
-    private var mic = [Float](repeating: 0, count: UplinkChain.frameSize)
-    private var reference = [Float](repeating: 0, count: UplinkChain.frameSize)
+    @exclusivity(unchecked) private var mic = [Float](repeating: 0, count: UplinkChain.frameSize)
+    @exclusivity(unchecked) private var reference = [Float](repeating: 0, count: UplinkChain.frameSize)
     /// The block being cleaned of samples that are not finite, before they reach a resampler's memory.
-    private var cleaned = [Float](repeating: 0, count: blockFrames)
+    @exclusivity(unchecked) private var cleaned = [Float](repeating: 0, count: blockFrames)
 
     public init(echoCancellation: Bool) throws {
         chain = try UplinkChain(echoCancellation: echoCancellation)

@@ -22,8 +22,8 @@ public final class RoomEngine {
     /// What the room is told while it plays: every renderer of both mixes reads it.
     public let controls: SessionControls
     /// Whether the uplink cancels echo, and why.
-    public private(set) var echoCancellation: (on: Bool, reason: String)
-    public private(set) var framesRendered = 0
+    @exclusivity(unchecked) public private(set) var echoCancellation: (on: Bool, reason: String)
+    @exclusivity(unchecked) public private(set) var framesRendered = 0
     public var channelCount: Int { scene.channelCount }
     public var renderer: RoomRenderer { scene.renderer }
     /// Each source's rendering, in the room's source order.
@@ -33,37 +33,37 @@ public final class RoomEngine {
     }
 
     /// A voice session is active: the room has a `voice` section, or the app says so.
-    public var sessionActive: Bool
+    @exclusivity(unchecked) public var sessionActive: Bool
     public var muted: Bool {
         didSet { uplink?.muted = muted }
     }
-    public var ducker: Ducker
+    @exclusivity(unchecked) public var ducker: Ducker
     public var promptStyle: PromptStyle { advisor.style }
     /// The uplink's last block, 48 kHz mono.
     public var uplinkBlock: UnsafeBufferPointer<Float> { UnsafeBufferPointer(uplinkSamples) }
-    public var uplinkSink: AudioSink?
+    @exclusivity(unchecked) public var uplinkSink: AudioSink?
 
     private let scene: RoomPlayer
     private let talkers: RoomPlayer
     private let uplink: MicrophoneUplink?
     private let echoPath: EchoPath?
-    private var advisor = PromptStyleAdvisor(sampleRate: Room.sampleRate)
+    @exclusivity(unchecked) private var advisor = PromptStyleAdvisor(sampleRate: Room.sampleRate)
     private let deviceSource: AudioSource?
     private let deviceSink: AudioSink
-    private var customSource: AudioSource?
-    private var customSink: AudioSink?
+    @exclusivity(unchecked) private var customSource: AudioSource?
+    @exclusivity(unchecked) private var customSink: AudioSink?
     private let externalReference = SampleRing(capacity: Room.sampleRate)
-    private var referenceIsExternal = false
-    private var participants: [ParticipantListener]
-    private var localTalker = LocalTalker()
-    private var pendingRouteChange: (frame: Int, route: OutputRoute)?
+    @exclusivity(unchecked) private var referenceIsExternal = false
+    @exclusivity(unchecked) private var participants: [ParticipantListener]
+    @exclusivity(unchecked) private var localTalker = LocalTalker()
+    @exclusivity(unchecked) private var pendingRouteChange: (frame: Int, route: OutputRoute)?
 
-    private var prompts: [RoomPrompt]
-    private var promptQueue: [(prompt: Int, frame: Int)] = []
-    private var playing: (samples: [Float], position: Int)?
+    @exclusivity(unchecked) private var prompts: [RoomPrompt]
+    @exclusivity(unchecked) private var promptQueue: [(prompt: Int, frame: Int)] = []
+    @exclusivity(unchecked) private var playing: (samples: [Float], position: Int)?
     private let promptTaps: [ChannelTap]
 
-    private var events: [EngineEvent] = []
+    @exclusivity(unchecked) private var events: [EngineEvent] = []
     /// What the output played, mono, for the echo reference: live, the
     /// microphone hears it only after the playback and capture latencies.
     private let playedDelay: SampleDelay

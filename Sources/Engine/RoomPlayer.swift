@@ -9,13 +9,13 @@ public final class RoomPlayer {
     public static let crossfadeFrames = 2_400
 
     public var room: Room { renderer.room }
-    public private(set) var renderer: RoomRenderer
+    @exclusivity(unchecked) public private(set) var renderer: RoomRenderer
     public var framesRendered: Int { renderer.framesRendered }
     public var channelCount: Int { renderer.channelCount }
 
     /// The renderer being faded out, and how far the fade has gone.
-    private var fading: (renderer: RoomRenderer, done: Int)?
-    private var scratch: [Float]
+    @exclusivity(unchecked) private var fading: (renderer: RoomRenderer, done: Int)?
+    @exclusivity(unchecked) private var scratch: [Float]
 
     public let levelOfDetail: LevelOfDetail
     /// Takes the renderers this player is done with. Live, they go back to

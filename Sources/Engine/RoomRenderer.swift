@@ -35,7 +35,7 @@ public final class RoomRenderer {
     public var channelCount: Int { layout.channelCount }
     public var hrtfName: String? { buses.lazy.compactMap(\.mixer.hrtfName).first }
     public var sampleRate: Int { Room.sampleRate }
-    public private(set) var framesRendered = 0
+    @exclusivity(unchecked) public private(set) var framesRendered = 0
     /// Frames every bus delays its sources by: OpenAL's limiter look-ahead,
     /// which passthrough follows to stay aligned.
     public let latencyFrames: Int
@@ -45,8 +45,8 @@ public final class RoomRenderer {
     private let buses: [Bus]
     private let voices: [Voice]
     /// Each source of the room: its slot, the state last applied, and what renders it.
-    private var sources: [LiveSource]
-    private var listener: ListenerState
+    @exclusivity(unchecked) private var sources: [LiveSource]
+    @exclusivity(unchecked) private var listener: ListenerState
     private let passthrough: [PassthroughVoice]
     /// Sources the engine pans into a third-order field itself; nil when none asks for `soundField`.
     private let field: SoundFieldBus?
@@ -57,7 +57,7 @@ public final class RoomRenderer {
     private let joined: JoinedVoices
     /// The voices' starts as the renderer was made, in order; `nextStart` is the first not yet due.
     private let schedule: [(voice: Int, frame: Int)]
-    private var nextStart = 0
+    @exclusivity(unchecked) private var nextStart = 0
 
     private final class Bus {
         let mixer: SpatialMixer

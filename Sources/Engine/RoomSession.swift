@@ -118,6 +118,17 @@ public final class RoomSession: @unchecked Sendable {
         thread.start()
     }
 
+    /// Renders the room's next `frames` frames into `output`, interleaved
+    /// in `channelLayout`'s channels, on the calling thread, and pumps the
+    /// rings: manual rendering, offline, into buffers and files. Not while
+    /// a device renders the room.
+    public func render(into output: UnsafeMutableBufferPointer<Float>, frames: Int) {
+        let channels = channelLayout.channelCount
+        precondition(output.count >= frames * channels, "output holds \(frames) frames of \(channels) channels")
+        live.render(into: UnsafeMutableBufferPointer(rebasing: output[0..<(frames * channels)]), channels: channels)
+        pump()
+    }
+
     /// Stops the thread `startPumping` started.
     public func close() { running.store(false, ordering: .relaxed) }
 

@@ -81,29 +81,29 @@ final class SoundFieldBus {
     private let outputs: Int
     /// Per field component, on headphones: the high-frequency power the
     /// virtual speakers' spread loses.
-    private var diffuseShelves: [HighShelfFilter]
-    private var listenerPosition: Position
-    private var toListener: Rotation
-    private var emitters: [Emitter] = []
+    @exclusivity(unchecked) private var diffuseShelves: [HighShelfFilter]
+    @exclusivity(unchecked) private var listenerPosition: Position
+    @exclusivity(unchecked) private var toListener: Rotation
+    @exclusivity(unchecked) private var emitters: [Emitter] = []
     /// The timeline frame the next chunk starts at.
-    private var producedFrame: Int
-    private var primed = false
+    @exclusivity(unchecked) private var producedFrame: Int
+    @exclusivity(unchecked) private var primed = false
     /// Each emitter's encoding gains reached at the end of the last chunk, `components` apiece.
-    private var coefficients: [Float] = []
-    private var target = [Float](repeating: 0, count: components)
-    private var harmonics = [Double](repeating: 0, count: components)
-    private var field: [Float]
-    private var signal: [Float]
-    private var feeds: [Float]
-    private var crowd: [CrowdEmitter] = []
+    @exclusivity(unchecked) private var coefficients: [Float] = []
+    @exclusivity(unchecked) private var target = [Float](repeating: 0, count: components)
+    @exclusivity(unchecked) private var harmonics = [Double](repeating: 0, count: components)
+    @exclusivity(unchecked) private var field: [Float]
+    @exclusivity(unchecked) private var signal: [Float]
+    @exclusivity(unchecked) private var feeds: [Float]
+    @exclusivity(unchecked) private var crowd: [CrowdEmitter] = []
     /// One chunk per direction bin, bin-major, and one for the direction-less part.
-    private var binned: [Float] = []
-    private var binTouched: [Bool] = []
+    @exclusivity(unchecked) private var binned: [Float] = []
+    @exclusivity(unchecked) private var binTouched: [Bool] = []
     /// Each bin's encoding gains, `components` apiece; the last is the direction-less part.
     private let binHarmonics: [Float]
     /// (frame + 1) / chunk: how far through the chunk a gain has ramped.
     private let ramp: [Float]
-    private var rampedSignal: [Float]
+    @exclusivity(unchecked) private var rampedSignal: [Float]
 
     /// - Parameter mixer: the route's own bus, which plays the decoded field.
     /// The most OpenAL streams the field plays on its bus: a virtual speaker each, under HRTF.

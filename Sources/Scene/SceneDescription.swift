@@ -243,7 +243,10 @@ public struct SourceDescription: Sendable {
     /// False: the source waits, silent, until it is told to play.
     public var playing: Bool
 
-    public init(id: String, audioPath: String, audioField: FieldLocation, mode: SourceMode,
+    /// A source made in code needs no file: `audioPath` and `audioField`
+    /// only name where a scene file's audio came from.
+    public init(id: String, audioPath: String = "", audioField: FieldLocation = FieldLocation(file: "", line: nil, field: ""),
+                mode: SourceMode = .spatializeIfMono,
                 placement: Placement = .fixed(.zero), orientation: Orientation = .identity,
                 gainDecibels: Double = 0, loop: Bool = false, start: Double = 0,
                 rate: Double = 1, paths: RoomPaths = .default, bedLayout: BedLayoutName? = nil,

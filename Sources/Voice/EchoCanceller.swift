@@ -51,17 +51,17 @@ public final class EchoCanceller {
 
     /// The far end played something within the echo tail: its echo may still be arriving.
     public var farEndActive: Bool { blocksSinceFarEnd < Self.partitions }
-    private var blocksSinceFarEnd = Int.max / 2
+    @exclusivity(unchecked) private var blocksSinceFarEnd = Int.max / 2
     /// The microphone holds clearly more than the echo the filter predicts:
     /// someone near is talking over the far end.
-    public private(set) var nearEndDominates = false
+    @exclusivity(unchecked) public private(set) var nearEndDominates = false
     /// The canceller has adapted over `convergenceBlocks` blocks of far-end
     /// activity since it last found its filter adding echo rather than removing it.
     public var hasConverged: Bool { activeBlocks >= Self.convergenceBlocks }
-    private var activeBlocks = 0
+    @exclusivity(unchecked) private var activeBlocks = 0
     /// Blocks in a row in which the filter added echo; `failedAfter` of them
     /// mean the echo path has changed, while double talk leaves no such run.
-    private var failingBlocks = 0
+    @exclusivity(unchecked) private var failingBlocks = 0
     static let failedAfter = 10
 
     private let fft = RealFFT(size: fftSize)
@@ -69,12 +69,12 @@ public final class EchoCanceller {
     /// Owns every buffer below.
     private let storage = RealTimeStorage()
     private let farReal: UnsafeMutableBufferPointer<Float>, farImaginary: UnsafeMutableBufferPointer<Float>
-    private var newest = 0
+    @exclusivity(unchecked) private var newest = 0
     private let background: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>)
     private let foreground: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>)
     private let previousFar: UnsafeMutableBufferPointer<Float>
-    private var constrainedPartition = 0
-    private var backgroundError: Float = 0, foregroundError: Float = 0
+    @exclusivity(unchecked) private var constrainedPartition = 0
+    @exclusivity(unchecked) private var backgroundError: Float = 0, foregroundError: Float = 0
 
     private let window: UnsafeMutableBufferPointer<Float>
     private let gainWindow: UnsafeMutableBufferPointer<Float>

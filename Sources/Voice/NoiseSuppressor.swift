@@ -15,7 +15,7 @@ public final class NoiseSuppressor {
     /// How far the noise is pushed down, in dB (negative).
     public let suppressionDecibels: Int
     private let state: OpaquePointer
-    private var fixed: [Int16]
+    @exclusivity(unchecked) private var fixed: [Int16]
 
     public init(frameSize: Int, sampleRate: Int, suppressionDecibels: Int = -15) throws {
         guard let state = speex_preprocess_state_init(Int32(frameSize), Int32(sampleRate)) else {

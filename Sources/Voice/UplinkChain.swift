@@ -23,19 +23,19 @@ public final class UplinkChain {
         public var mutedTalker: MutedTalkerDetector.Change?
     }
 
-    public var muted = false
+    @exclusivity(unchecked) public var muted = false
     /// Whether the canceller runs. It can be switched while the chain runs:
     /// switched on, it learns the echo path again.
-    public var cancelsEcho: Bool
+    @exclusivity(unchecked) public var cancelsEcho: Bool
     private let canceller = EchoCanceller()
     private let noiseSuppressor: NoiseSuppressor
     private let detector: VoiceActivityDetector
-    private var gain: GainControl
-    private var mutedTalker: MutedTalkerDetector
+    @exclusivity(unchecked) private var gain: GainControl
+    @exclusivity(unchecked) private var mutedTalker: MutedTalkerDetector
     /// The detector's own decision on the last frame, and whether its
     /// burst began where the talker could be told from the echo.
-    private var detectorSpeaking = false
-    private var burstIsTalker = false
+    @exclusivity(unchecked) private var detectorSpeaking = false
+    @exclusivity(unchecked) private var burstIsTalker = false
 
     public init(echoCancellation: Bool) throws {
         cancelsEcho = echoCancellation

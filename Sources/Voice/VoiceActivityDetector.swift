@@ -60,29 +60,29 @@ public final class VoiceActivityDetector {
 
     private let fft = RealFFT(size: fftSize)
     private let window: [Float]
-    private var recent = [Float](repeating: 0, count: analysisSize)
-    private var padded = [Float](repeating: 0, count: fftSize)
-    private var binsReal = [Float](repeating: 0, count: fftSize / 2 + 1)
-    private var binsImaginary = [Float](repeating: 0, count: fftSize / 2 + 1)
-    private var bandPower = [Double](repeating: 0, count: 21)
-    private var noise = [Double](repeating: 0, count: 21)
-    private var smoothedPower = [Double](repeating: 0, count: 21)
-    private var speechEstimate = [Double](repeating: 0, count: 21)
-    private var filterState = [(Double, Double)](repeating: (0, 0), count: 3)
-    private var periodicBuffer = [Float](repeating: 0, count: correlationWindow + longestLag)
-    private var frames = 0
+    @exclusivity(unchecked) private var recent = [Float](repeating: 0, count: analysisSize)
+    @exclusivity(unchecked) private var padded = [Float](repeating: 0, count: fftSize)
+    @exclusivity(unchecked) private var binsReal = [Float](repeating: 0, count: fftSize / 2 + 1)
+    @exclusivity(unchecked) private var binsImaginary = [Float](repeating: 0, count: fftSize / 2 + 1)
+    @exclusivity(unchecked) private var bandPower = [Double](repeating: 0, count: 21)
+    @exclusivity(unchecked) private var noise = [Double](repeating: 0, count: 21)
+    @exclusivity(unchecked) private var smoothedPower = [Double](repeating: 0, count: 21)
+    @exclusivity(unchecked) private var speechEstimate = [Double](repeating: 0, count: 21)
+    @exclusivity(unchecked) private var filterState = [(Double, Double)](repeating: (0, 0), count: 3)
+    @exclusivity(unchecked) private var periodicBuffer = [Float](repeating: 0, count: correlationWindow + longestLag)
+    @exclusivity(unchecked) private var frames = 0
 
     // Decision state.
-    private var speaking = false
-    private var hangover = 0
-    private var hangoverLength = 20
-    private var peakSNR = 0.0
-    private var framesSinceOffset = Int.max / 2
-    private var strongRun = 0
+    @exclusivity(unchecked) private var speaking = false
+    @exclusivity(unchecked) private var hangover = 0
+    @exclusivity(unchecked) private var hangoverLength = 20
+    @exclusivity(unchecked) private var peakSNR = 0.0
+    @exclusivity(unchecked) private var framesSinceOffset = Int.max / 2
+    @exclusivity(unchecked) private var strongRun = 0
     // Made at run time: an array literal lives in read-only storage, and
     // the first write would copy it on the real-time path.
-    private var voicedHistory = [Bool](repeating: false, count: 2)
-    private var previousDecisions = [Bool](repeating: false, count: 2)
+    @exclusivity(unchecked) private var voicedHistory = [Bool](repeating: false, count: 2)
+    @exclusivity(unchecked) private var previousDecisions = [Bool](repeating: false, count: 2)
 
     public init() {
         window = (0..<Self.analysisSize).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0 + 1) / Double(Self.analysisSize + 1))) }
