@@ -45,3 +45,9 @@ for (second, ears) in energy.enumerated() {
     print(String(format: "second %d: left %.1f dBFS, right %.1f dBFS", second + 1, decibels(ears[0]), decibels(ears[1])))
 }
 print("wrote \(output)")
+session.close()
+// The tone was at the left, then at the right: anything else is a broken build of the engine.
+guard energy[0][0] > energy[0][1], energy[1][1] > energy[1][0] else {
+    print("the tone did not move from the left ear to the right")
+    exit(1)
+}
