@@ -132,6 +132,7 @@ public final class RoomSession: @unchecked Sendable {
     /// Stops the thread `startPumping` started.
     public func close() { running.store(false, ordering: .relaxed) }
 
+    /// The channels the room renders now; an output follows `onLayoutChange`.
     public var channelLayout: ChannelLayout { lock.withLock { route.layout } }
 
     /// Streams the room's events from now on; the stream ends when the subscriber stops listening.
@@ -140,6 +141,7 @@ public final class RoomSession: @unchecked Sendable {
     /// Tells subscribers something the control side saw happen.
     public func post(_ kind: EngineEvent.Kind) { hub.publish(EngineEvent(frame: live.frame, kind: kind)) }
 
+    /// Whether the room has a voice section: a microphone, an uplink, ducking.
     public var hasVoiceSession: Bool { lock.withLock { room.scene.voice != nil } }
 
     /// How late the microphone hears the output, as the devices report it
@@ -152,6 +154,9 @@ public final class RoomSession: @unchecked Sendable {
 
     // MARK: Verbs
 
+    /// The room as the control side holds it: route, listener, every
+    /// source (its gain, position and whether it plays), ducking, mute and
+    /// the output's figures, as `scenectl status --json` prints it.
     public func status() -> [String: Any] {
         // Asked before taking the lock: the output's queue takes this lock too.
         let output = outputStatus()
@@ -254,6 +259,7 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
+    /// Sets a source's gain; it ramps over the block in which it is heard.
     public func setGain(_ id: String, decibels: Double) throws {
         try lock.withLock {
             _ = try source(id)
@@ -273,6 +279,7 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
+    /// Silences the source until it is played again.
     public func stop(_ id: String) throws {
         try lock.withLock {
             _ = try source(id)
@@ -292,6 +299,8 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
+    /// Sets how deep the scene ducks under voices, and whether it ducks
+    /// only as far as the voices need (advanced); nil keeps what is.
     public func setDucking(level: DuckingLevel?, advanced: Bool?) throws {
         try lock.withLock {
             guard var voice = room.scene.voice else { throw SessionError.refused("the room has no voice session, so nothing ducks") }
@@ -312,6 +321,7 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
+    /// Switches echo cancellation; `auto` decides from what the devices are.
     public func setEchoCancellation(_ mode: EchoCancellationMode) throws {
         try lock.withLock {
             guard room.scene.voice != nil else { throw SessionError.refused("the room has no voice session, so there is no uplink") }
@@ -360,6 +370,7 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
+    /// Plays prompt `id` in the variant the prompt style allows, or drops it after a wait.
     public func triggerPrompt(_ id: String) throws {
         try lock.withLock {
             guard let index = room.prompts.firstIndex(where: { $0.id == id }) else {
