@@ -170,11 +170,8 @@ final class JoinedVoices {
 
     deinit { chunk.deallocate() }
 
-    /// Takes the joins, leaves and changes since the last block; returns
-    /// the change count read first, which the renderer reports once the
-    /// block is rendered. Render thread.
-    func apply(at frame: Int) throws -> Int {
-        let changes = controls.changeCount()
+    /// Takes the joins, leaves and changes since the last block. Render thread.
+    func apply(at frame: Int) throws {
         for index in places.indices {
             if places[index].fading {
                 try voices[index].rewind()
@@ -192,7 +189,6 @@ final class JoinedVoices {
             let state = controls.load(slot: controls.firstJoined + range.lowerBound + index)
             try apply(state, to: index, at: frame)
         }
-        return changes
     }
 
     private func apply(_ state: SourceState, to index: Int, at frame: Int) throws {

@@ -281,6 +281,9 @@ public final class RoomEngine {
     @discardableResult
     public func renderBlock() throws -> UnsafeBufferPointer<Float> {
         let block = Self.blockFrames, channels = channelCount
+        // Read before any renderer reads its places, reported once all have
+        // rendered: every renderer has then let go of what left by this count.
+        let joins = controls.changeCount()
         startPrompts()
         var done = 0
         while done < block {
@@ -307,6 +310,7 @@ public final class RoomEngine {
         OutputGuard.sanitize(master)
         try (customSink ?? deviceSink).play(UnsafeBufferPointer(master), channels: channels)
         try listen()
+        controls.rendered(through: joins)
         framesRendered += block
         return UnsafeBufferPointer(master)
     }

@@ -311,7 +311,7 @@ public final class RoomRenderer {
     public func render(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) throws {
         precondition(frameCount <= Self.maximumCallFrames, "render at most \(Self.maximumCallFrames) frames a call")
         precondition(output.count >= frameCount * channelCount, "output block too small")
-        let joins = try applyControls()
+        try applyControls()
         try joined.feed(from: framesRendered, count: frameCount)
         try updateMotion()
         try crowd?.update(at: framesRendered, frames: frameCount)
@@ -335,7 +335,6 @@ public final class RoomRenderer {
         for voice in passthrough { voice.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
         for bypass in bypasses { bypass.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
         OutputGuard.sanitize(block)
-        controls.rendered(through: joins)
     }
 
     /// Renders `seconds` of audio from the current position into a new buffer.
@@ -418,9 +417,8 @@ public final class RoomRenderer {
 
     // MARK: The parameter plane, on the render thread
 
-    /// Applies what the slots hold that this renderer has not applied yet;
-    /// returns the count of joins and leaves it rendered with.
-    private func applyControls() throws -> Int {
+    /// Applies what the slots hold that this renderer has not applied yet.
+    private func applyControls() throws {
         let now = controls.listener.load()
         if now != listener {
             listener = now
@@ -433,7 +431,7 @@ public final class RoomRenderer {
             let state = controls.load(slot: sources[index].slot)
             if state != sources[index].applied { try apply(state, toSource: index) }
         }
-        return try joined.apply(at: framesRendered)
+        try joined.apply(at: framesRendered)
     }
 
     private func apply(_ state: SourceState, toSource index: Int) throws {

@@ -201,6 +201,7 @@ public final class SessionControls: @unchecked Sendable {
     /// Place `index`'s source, as the render thread reads it each block.
     func joinedSource(_ index: Int) -> JoinedSource { joined[index].load() }
 
-    /// Says every join and leave up to `count` has been rendered a whole block with.
+    /// Says every renderer of the room has rendered a whole block with every
+    /// join and leave up to `count`: the engine's word, after all its mixes.
     func rendered(through count: Int) { rendered.store(count, ordering: .releasing) }
 }
