@@ -104,6 +104,28 @@ import Testing
         #expect(Measure.rmsDecibels(Array(driver.output[0].suffix(2_400))) > -30)
     }
 
+    /// A source of the scene file removed is silent within two blocks, is
+    /// gone from `status` and `save`, and stays gone when a route change
+    /// makes new renderers; its id can join again.
+    @Test func aSceneSourceRemovedIsGoneForGood() throws {
+        let folder = try Folder()
+        let driver = try Driver(LiveSessionTests.room(azimuth: 30))
+        driver.render(blocks: 20)
+        try driver.session.remove("noise")
+        driver.render(blocks: 2)
+        #expect(Self.level(driver.render(blocks: 5)) < -90)
+        try driver.session.forceRoute(.speakers)
+        driver.render(blocks: 60)
+        #expect(Self.level(driver.render(blocks: 10)) < -90)
+        #expect((driver.session.status()["sources"] as? [[String: Any]])?.isEmpty == true)
+        #expect(driver.session.scene().sources.isEmpty)
+        try driver.session.add(entry: "{id: noise, file: noise.wav, position: [-2, 0, 0], loop: true}", relativeTo: folder.path)
+        driver.render(blocks: 2)
+        #expect(driver.levelDifference(blocks: 10) < -6, "the new noise at the left, on speakers")
+        let saved = driver.session.scene().sources.map(\.id)
+        #expect(saved == ["noise"])
+    }
+
     /// `set` changes a source's paths in place: an obstruction darkens it within two blocks.
     @Test func setObstructionDarkensASourceInPlace() throws {
         let driver = try Driver(LiveSessionTests.room(azimuth: 30))
