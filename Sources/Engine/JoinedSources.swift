@@ -144,7 +144,7 @@ final class JoinedVoices {
         var generation = 0
         /// The source's feed while it belongs to this mix.
         var feed: UnsafeRawPointer?
-        var applied = SourceState(gain: 0, playing: false, startFrame: 0)
+        var applied = JoinedVoices.unapplied
         /// Its voice plays, and has been fed up to this timeline frame.
         var sounding = false
         var queuedThrough = 0
@@ -170,6 +170,11 @@ final class JoinedVoices {
 
     deinit { chunk.deallocate() }
 
+    /// What a place holds before its source's state is first applied:
+    /// paths no source has, so whatever the last source left on the voice is set anew.
+    private static let unapplied = SourceState(gain: 0, playing: false, startFrame: 0,
+                                               paths: RoomPaths(reverbBlend: -1, obstruction: 0, occlusion: 0))
+
     /// Takes the joins, leaves and changes since the last block. Render thread.
     func apply(at frame: Int) throws {
         for index in places.indices {
@@ -183,7 +188,7 @@ final class JoinedVoices {
                 if places[index].sounding { try fade(index, at: frame) }
                 places[index].generation = joined.generation
                 places[index].feed = joined.feed
-                places[index].applied = SourceState(gain: 0, playing: false, startFrame: 0)
+                places[index].applied = Self.unapplied
             }
             guard places[index].feed != nil else { continue }
             let state = controls.load(slot: controls.firstJoined + range.lowerBound + index)

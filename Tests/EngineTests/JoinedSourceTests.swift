@@ -104,6 +104,27 @@ import Testing
         #expect(Measure.rmsDecibels(Array(driver.output[0].suffix(2_400))) > -30)
     }
 
+    /// A place a darkened source left gives the next source its own paths:
+    /// nothing of the last source stays on the voice.
+    @Test func aSourceThatJoinsAfterAnotherLeftHasItsOwnPaths() throws {
+        let folder = try Folder()
+        let driver = try Driver(Self.quietRoom())
+        /// How far below the whole band the noise above 8 kHz is, in dB.
+        func brightness() -> Double {
+            let ears = driver.render(blocks: 20)
+            return Measure.rmsDecibels(Biquad.highPassed(ears[1], cutoff: 8_000)) - Measure.rmsDecibels(ears[1])
+        }
+        try driver.session.add(entry: "{id: first, file: noise.wav, position: [2, 0, 0], loop: true, obstruction: -40}",
+                               relativeTo: folder.path)
+        let dark = brightness()
+        try driver.session.remove("first")
+        driver.render(blocks: 5)
+        try driver.session.add(entry: "{id: second, file: noise.wav, position: [2, 0, 0], loop: true}", relativeTo: folder.path)
+        let bright = brightness()
+        print("above 8 kHz: \(dark) dB under the band obstructed, \(bright) dB after")
+        #expect(bright > dark + 15)
+    }
+
     /// A source of the scene file removed is silent within two blocks, is
     /// gone from `status` and `save`, and stays gone when a route change
     /// makes new renderers; its id can join again.
