@@ -467,11 +467,15 @@ public final class RoomSession: @unchecked Sendable {
                 state.paths = edited.paths
                 state.rate = edited.rate
                 state.loop = edited.loop
-                if edited.gainDecibels != before.gainDecibels { state.gain = Level.linear(fromDecibels: edited.gainDecibels) }
-                if edited.playing != before.playing {
+                // The entry's gain and playing are where the source started; what is set now is the state's.
+                if key == "gain" { state.gain = Level.linear(fromDecibels: edited.gainDecibels) }
+                if key == "playing" {
                     state.playing = edited.playing
                     if edited.playing { state.startFrame = live.frame }
                 }
+            }
+            if !renderingChanged, let index = room.sources.firstIndex(where: { $0.description.id == id }) {
+                room.sources[index].description = edited
             }
             if let index = room.scene.sources.firstIndex(where: { $0.id == id }) { room.scene.sources[index] = edited }
             if let index = joinedSources.firstIndex(where: { $0.description.id == id }) { joinedSources[index].description = edited }

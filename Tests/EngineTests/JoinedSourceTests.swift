@@ -158,6 +158,17 @@ import Testing
         let darker = high([Array(before[0].suffix(9_600))]) - high(after)
         #expect(darker > 20, "\(darker) dB less above 8 kHz after obstruction -40 dB")
         #expect(driver.session.status()["renderersMade"] as? Int == 0)
+        #expect(driver.session.scene().sources.first?.paths.obstruction == -40, "save keeps what was set")
+
+        // A gain set twice, the second time back to the entry's own, is heard both times.
+        let level = Measure.rmsDecibels(driver.render(blocks: 10)[0])
+        try driver.session.setGain("noise", decibels: -20)
+        driver.render(blocks: 2)
+        let quiet = Measure.rmsDecibels(driver.render(blocks: 10)[0])
+        try driver.session.set("noise", key: "gain", value: "0")
+        driver.render(blocks: 2)
+        let back = Measure.rmsDecibels(driver.render(blocks: 10)[0])
+        #expect(abs(level - quiet - 20) < 2.5 && abs(back - level) < 2.5, "\(level), \(quiet), \(back) dBFS")
     }
 
     /// A change of algorithm renders the source anew, crossfaded, once.
