@@ -29,7 +29,6 @@ final class InHeadBypass {
     /// The copy's share now: 0 outside the head, 1 inside.
     @exclusivity(unchecked) private var share: Double
     @exclusivity(unchecked) private var previousShare: Double
-    @exclusivity(unchecked) private var olderShare: Double
     @exclusivity(unchecked) private var scratch = [Float](repeating: 0, count: RoomRenderer.maximumCallFrames)
 
     /// - Parameters:
@@ -50,14 +49,12 @@ final class InHeadBypass {
         self.spatial = spatial
         share = Self.isInside(motion, listenerPosition, at: frame) ? 1 : 0
         previousShare = share
-        olderShare = share
         try applySpatialShare()
     }
 
     /// Moves the crossfade on by `frameCount` frames from `frame` and hands
     /// the spatial render its share; call before the buses render them.
     func advance(from frame: Int, count frameCount: Int) throws {
-        olderShare = previousShare
         previousShare = share
         let step = Double(frameCount) / Double(Self.crossfadeFrames)
         share = Self.isInside(motion, listenerPosition, at: frame) ? min(1, share + step) : max(0, share - step)
@@ -77,8 +74,7 @@ final class InHeadBypass {
     /// Adds the copy's share of the frames `advance` moved over into
     /// `output`, ramped across them as OpenAL ramps the spatial share.
     func mix(into output: UnsafeMutableBufferPointer<Float>, outputChannels: Int, from frame: Int, count frameCount: Int) {
-        // The field encodes a block ahead, so its share lags one block: the copy lags with it.
-        let (before, after) = if case .field = spatial { (olderShare, previousShare) } else { (previousShare, share) }
+        let (before, after) = (previousShare, share)
         let (fromGain, toGain) = (previousGain, gain)
         previousGain = gain
         guard before > 0 || after > 0 else { return }

@@ -18,13 +18,14 @@ import Glibc
 ///
 /// The decoded feeds stream into the route's OpenAL bus, which adds its
 /// limiter and latency like every other bus: the field stays sample-aligned
-/// with them. It is computed a chunk ahead of what the bus renders, because
-/// an OpenAL stream that runs dry stops.
+/// with them. Each chunk is encoded just before the bus renders it, so a
+/// move is heard in the block after it is made; the streams loop over
+/// their buffers, and OpenAL reads nothing past the frames it renders.
 final class SoundFieldBus {
     static let order = 3
     static let components = Ambisonics.channelCount(order: order)
     static let chunkFrames = RoomRenderer.blockFrames
-    /// Enough chunks for the longest render call and the chunk ahead.
+    /// Enough chunks for the longest render call, with room to spare.
     static let chunks = RoomRenderer.maximumCallFrames / chunkFrames + 3
 
     /// What an emitter is anchored to.
@@ -220,9 +221,9 @@ final class SoundFieldBus {
         crowd[index].signal.follow(state)
     }
 
-    /// Queues the field up to a chunk beyond `frame`, the end of what the bus renders next.
+    /// Queues the field up to `frame`, the end of what the bus renders next.
     func prepare(through frame: Int) throws {
-        while producedFrame < frame + Self.chunkFrames {
+        while producedFrame < frame {
             try produceChunk()
         }
     }

@@ -35,6 +35,26 @@ import Testing
         #expect(shares[speakers.firstIndex(of: .lowFrequency)!] == 0)
     }
 
+    /// The field is encoded for each block just before OpenAL plays it: a
+    /// tone through it has no seam where one block's chunk meets the next,
+    /// on any route, as a stale or missing sample there would make one.
+    @Test(arguments: [OutputRoute.headphones, .speakers, .surround51])
+    func aToneThroughTheFieldHasNoSeamBetweenBlocks(route: OutputRoute) throws {
+        // 1,013 Hz: what the stream's buffer held a loop of its chunks ago is at another phase.
+        let tone = Signals.sine(frequency: 1_013, frames: 48_000, amplitude: 0.3)
+        let room = Fixture.room([Fixture.point(tone, at: .fixed(Fixture.position(azimuth: 40)), loop: true, algorithm: .soundField)],
+                                route: route)
+        let output = try RoomRenderer(room: room).render(seconds: 1)
+        for channel in 0..<output.channelCount {
+            let samples = Array(output.channel(channel).dropFirst(Fixture.settleFrames))
+            let peak = samples.map(abs).max() ?? 0
+            // A sine moves at most 2π·f/48000 of its peak from one sample to the next.
+            let limit = peak * Float(2 * Double.pi * 1_013 / 48_000) * 1.3
+            let step = Measure.largestStep(samples)
+            #expect(peak == 0 || step <= limit, "\(route) channel \(channel): a step of \(step) where the tone of peak \(peak) moves \(limit)")
+        }
+    }
+
     @Test func onHeadphonesItRendersBinaurally() throws {
         for azimuth in [90.0, -90] {
             let ears = try Fixture.render(Fixture.room([Fixture.point(Fixture.noise(), at: .fixed(Fixture.position(azimuth: azimuth)),
