@@ -1,6 +1,5 @@
 import Foundation
 import Spatial
-import Voice
 import Yams
 
 /// Walks a composed YAML tree, building the scene and collecting issues.

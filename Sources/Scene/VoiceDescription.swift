@@ -1,5 +1,4 @@
 import Spatial
-import Voice
 
 /// What a source is to the voice bus: only the scene is ducked under voice.
 public enum SourceCategory: String, Sendable, CaseIterable, BitwiseCopyable {

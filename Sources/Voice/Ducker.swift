@@ -1,39 +1,5 @@
 import AudioCore
 
-/// How deep the scene ("other audio") goes under voice.
-public enum DuckingLevel: String, Sendable, CaseIterable {
-    case `default`, min, mid, max
-}
-
-/// The depth of each ducking level in dB; a room may set its own.
-public struct DuckingLevels: Sendable, Equatable {
-    public var `default` = -12.0
-    public var min = -6.0
-    public var mid = -18.0
-    public var max = -24.0
-
-    public init() {}
-
-    public subscript(level: DuckingLevel) -> Double {
-        get {
-            switch level {
-            case .default: self.default
-            case .min: min
-            case .mid: mid
-            case .max: max
-            }
-        }
-        set {
-            switch level {
-            case .default: self.default = newValue
-            case .min: min = newValue
-            case .mid: mid = newValue
-            case .max: max = newValue
-            }
-        }
-    }
-}
-
 /// The gain that ducks the scene under voice, sample by sample.
 ///
 /// Non-advanced ducking holds a fixed depth while a voice session is

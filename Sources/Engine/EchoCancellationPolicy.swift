@@ -1,13 +1,10 @@
-/// Whether the uplink cancels echo.
-public enum EchoCancellationMode: String, Sendable, CaseIterable {
-    case off, on
-    /// On when a capture device hears a playback device; off otherwise.
-    case auto
+import Scene
 
+extension EchoCancellationMode {
     /// What the mode comes to for a microphone and an output, and why.
     ///
     /// - Parameters:
-    ///   - microphoneHearsOutput: the microphone is a capture device in the
+    ///   - microphoneIsCapture: the microphone is a capture device in the
     ///     room the output plays into, rather than a file or a generator.
     ///   - outputIsPlayback: the output reaches a loudspeaker or headset,
     ///     rather than a file.
