@@ -226,8 +226,8 @@ final class JoinedVoices {
     private func fade(_ index: Int, at frame: Int) throws {
         places[index].fading = true
         let ahead = places[index].queuedThrough - frame
-        guard let feed = places[index].feed, ahead >= chunkFrames, ahead % chunkFrames == 0 else { return }
-        Unmanaged<SourceFeed>.fromOpaque(feed)._withUnsafeGuaranteedRef { $0.fill(chunk, from: frame, places[index].applied) }
+        guard places[index].feed != nil, ahead >= chunkFrames, ahead % chunkFrames == 0 else { return }
+        fillChunk(index, from: frame)
         let half = chunkFrames / 2
         for offset in 0..<chunkFrames { chunk[offset] *= offset < half ? Float(half - offset) / Float(half) : 0 }
         try voices[index].overwrite(UnsafeBufferPointer(chunk), back: ahead / chunkFrames)
@@ -238,10 +238,8 @@ final class JoinedVoices {
     func feed(from frame: Int, count: Int) throws {
         for index in places.indices where places[index].sounding {
             while places[index].queuedThrough < frame + count + chunkFrames {
-                if let feed = places[index].feed, !places[index].fading {
-                    Unmanaged<SourceFeed>.fromOpaque(feed)._withUnsafeGuaranteedRef {
-                        $0.fill(chunk, from: places[index].queuedThrough, places[index].applied)
-                    }
+                if places[index].feed != nil, !places[index].fading {
+                    fillChunk(index, from: places[index].queuedThrough)
                 } else {
                     chunk.update(repeating: 0)
                 }
@@ -249,5 +247,11 @@ final class JoinedVoices {
                 places[index].queuedThrough += chunkFrames
             }
         }
+    }
+
+    /// Fills `chunk` from place `index`'s feed, which the controls keep alive while the place holds it.
+    private func fillChunk(_ index: Int, from frame: Int) {
+        guard let feed = places[index].feed else { return }
+        Unmanaged<SourceFeed>.fromOpaque(feed)._withUnsafeGuaranteedRef { $0.fill(chunk, from: frame, places[index].applied) }
     }
 }

@@ -538,6 +538,11 @@ extension RoomSource {
         }
     }
 
+    /// A point in the world, whatever renders it: it has a position to move.
+    public var isPoint: Bool {
+        if case .point = rendering { true } else { false }
+    }
+
     /// A point source that leaves its algorithm to the route and is heard as a point inside the head.
     var isCrowdCandidate: Bool {
         guard case .point(nil) = rendering else { return false }

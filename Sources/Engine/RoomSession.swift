@@ -163,26 +163,26 @@ public final class RoomSession: @unchecked Sendable {
         return lock.withLock {
             let frame = live.frame, now = Double(frame) / Double(Room.sampleRate)
             var sources: [[String: Any]] = []
-            for source in room.sources {
-                let description = source.description
+            /// What `status` tells of one source; `point`: it has a position.
+            func entry(_ description: SourceDescription, algorithm: String, point: Bool) -> [String: Any] {
                 let state = controls.state(of: description.id) ?? SourceState(description)
                 var entry: [String: Any] = ["id": description.id, "mode": description.mode.rawValue,
                                             "category": description.category.rawValue,
-                                            "gain": state.gainDecibels, "playing": state.playing,
-                                            "algorithm": Self.algorithm(of: source, on: route)]
-                if case .point = source.rendering {
+                                            "gain": state.gainDecibels, "playing": state.playing, "algorithm": algorithm]
+                if point {
                     let position = Self.position(of: description, state, at: frame)
                     entry["position"] = [position.x, position.y, position.z]
                 }
-                sources.append(entry)
+                return entry
+            }
+            for source in room.sources {
+                sources.append(entry(source.description, algorithm: Self.algorithm(of: source, on: route), point: source.isPoint))
             }
             for joined in joinedSources {
-                let description = joined.description
-                guard let state = controls.state(of: description.id) else { continue }
-                let position = Self.position(of: description, state, at: frame)
-                sources.append(["id": description.id, "mode": description.mode.rawValue, "category": description.category.rawValue,
-                                "gain": state.gainDecibels, "playing": state.playing, "algorithm": route.automaticAlgorithm.rawValue,
-                                "position": [position.x, position.y, position.z], "joined": true, "stream": joined.isStream])
+                var joinedEntry = entry(joined.description, algorithm: route.automaticAlgorithm.rawValue, point: true)
+                joinedEntry["joined"] = true
+                joinedEntry["stream"] = joined.isStream
+                sources.append(joinedEntry)
             }
             let listenerState = controls.listenerState
             let listener = listenerState.orientation
@@ -246,7 +246,7 @@ public final class RoomSession: @unchecked Sendable {
     public func move(_ id: String, to position: Position, overMilliseconds: Double) throws {
         try lock.withLock {
             let source = try self.source(id)
-            if let source, case .point = source.rendering {} else if let source {
+            if let source, !source.isPoint {
                 throw SessionError.refused("source \"\(id)\" is \(Self.kind(of: source)): it has no position to move")
             }
             let description = description(of: id)!
@@ -408,9 +408,7 @@ public final class RoomSession: @unchecked Sendable {
     /// returns: mono at 48 kHz, a remote talker by default.
     public func addStream(id: String, at position: Position, category: SourceCategory = .voice,
                           gainDecibels: Double = 0) throws -> SourceStream {
-        let entry = "{ id: \(Self.quoted(id)), position: [\(position.x), \(position.y), \(position.z)], gain: \(gainDecibels), "
-            + "category: \(category.rawValue), mode: point }"
-        let description = try SceneLoader.parseSource(yaml: entry, origin: "stream", baseDirectory: "/", streamed: true)
+        let description = try SceneLoader.parseStream(id: id, position: position, gainDecibels: gainDecibels, category: category)
         try Self.checkJoinable(description, origin: "stream")
         let stream = SourceStream(id: id)
         try lock.withLock { try join(description, feed: stream.feed) }
@@ -508,12 +506,10 @@ public final class RoomSession: @unchecked Sendable {
     /// Decodes a joining source's file to mono at the engine's rate.
     static func decodeMono(_ description: SourceDescription) throws -> [Float] {
         do {
-            let decoded = try AudioFileReader.read(path: description.audioPath)
-            return try RoomSource(description.mode == .spatializeIfMono ? {
-                var point = description
-                point.mode = .point
-                return point
-            }() : description, decoded: decoded).audio.samples
+            // As a point, whatever its file's channels: a point's audio is the file downmixed.
+            var point = description
+            point.mode = .point
+            return try RoomSource(point, decoded: AudioFileReader.read(path: description.audioPath)).audio.samples
         } catch let problem as AudioFileProblem {
             throw SceneValidationError(issues: [description.audioField.issue(value: description.audioPath, problem.reason)])
         } catch let error as SndFileError {
@@ -565,11 +561,6 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
-    private static func quoted(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed])) ?? Data("\"\"".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
     /// The room as it is now, as a scene: a source that glided stands where
     /// it is, the rest of a glide under way becomes keyframes from time 0,
     /// and gains, playing and the listener are as last set.
@@ -580,27 +571,19 @@ public final class RoomSession: @unchecked Sendable {
             let listener = controls.listenerState
             scene.listenerPosition = listener.position
             scene.listenerOrientation = listener.orientation
-            scene.sources = room.sources.map { source in
-                var description = source.description
+            /// A source's entry as it plays now.
+            func current(_ entry: SourceDescription) -> SourceDescription {
+                var description = entry
                 guard let state = controls.state(of: description.id) else { return description }
                 description.gainDecibels = state.gainDecibels
                 description.playing = state.playing
-                if state.startFrame != SourceState(source.description).startFrame { description.start = 0 }
+                if state.startFrame != SourceState(entry).startFrame { description.start = 0 }
                 if let glide = state.glide { description.placement = glide.remainder(from: frame) }
                 return description
             }
             // A stream has no file to name: it is the app's to add again.
-            for joined in joinedSources where !joined.isStream {
-                var description = joined.description
-                guard let state = controls.state(of: description.id) else { continue }
-                description.gainDecibels = state.gainDecibels
-                description.playing = state.playing
-                description.start = 0
-                description.paths = state.paths
-                description.loop = state.loop
-                if let glide = state.glide { description.placement = glide.remainder(from: frame) }
-                scene.sources.append(description)
-            }
+            scene.sources = room.sources.map { current($0.description) }
+                + joinedSources.filter { !$0.isStream }.map { current($0.description) }
             return scene
         }
     }

@@ -73,6 +73,15 @@ public enum SceneLoader {
         return try readSource(node, origin: origin, baseDirectory: baseDirectory, inspectAudio: inspectAudio, streamed: streamed)
     }
 
+    /// A stream the app feeds, at `position`, validated as a scene file's
+    /// source entry with no file would be.
+    public static func parseStream(id: String, position: Position, gainDecibels: Double,
+                                   category: SourceCategory) throws -> SourceDescription {
+        let entry = "{ id: \(SceneWriter.quoted(id)), position: \(SceneWriter.vector(position)), "
+            + "gain: \(SceneWriter.number(gainDecibels)), category: \(category.rawValue), mode: point }"
+        return try parseSource(yaml: entry, origin: "stream", baseDirectory: "/", streamed: true)
+    }
+
     /// `source` with `key` set to `value` (YAML text, one value), validated
     /// as the whole entry would be in a scene file.
     /// The file stays as it is and is not read again.

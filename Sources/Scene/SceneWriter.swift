@@ -96,16 +96,16 @@ public enum SceneWriter {
     }
 
     /// A JSON string, which YAML reads as the same string whatever it holds.
-    private static func quoted(_ text: String) -> String {
+    static func quoted(_ text: String) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed, .withoutEscapingSlashes])) ?? Data()
         return String(decoding: data, as: UTF8.self)
     }
 
-    private static func number(_ value: Double) -> String {
+    static func number(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
-    private static func vector(_ position: Position) -> String {
+    static func vector(_ position: Position) -> String {
         "[\(number(position.x)), \(number(position.y)), \(number(position.z))]"
     }
 }

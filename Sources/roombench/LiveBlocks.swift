@@ -123,7 +123,7 @@ final class Steering {
     private var generator = NoiseGenerator(seed: 11)
 
     init(room: Room) {
-        points = room.sources.filter { if case .point = $0.rendering { true } else { false } }.map(\.description.id)
+        points = room.sources.filter(\.isPoint).map(\.description.id)
         // Sources on a motion path keep it; the others glide where they are sent.
         movable = room.sources.filter {
             guard case .point = $0.rendering, case .fixed = $0.description.placement else { return false }
