@@ -33,10 +33,10 @@ let package = Package(
         .target(name: "CAllocationCounter"),
         .target(name: "Spatial", dependencies: ["COpenAL", "AudioCore"]),
         .target(name: "Devices", dependencies: ["CPulse", "CSndFile", "CSpeexDSP", "AudioCore"]),
-        .target(name: "Scene", dependencies: ["AudioCore", "Spatial", .product(name: "Yams", package: "Yams")]),
+        .target(name: "Scene", dependencies: ["AudioCore", .product(name: "Yams", package: "Yams")]),
         .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"]),
         .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"]),
-        .target(name: "Control", dependencies: ["Engine", "Devices", "Scene", "Voice", "Spatial", "AudioCore",
+        .target(name: "Control", dependencies: ["Engine",
                                                 .product(name: "NIOCore", package: "swift-nio"),
                                                 .product(name: "NIOPosix", package: "swift-nio")]),
         .executableTarget(

@@ -68,3 +68,16 @@ public enum ChannelLayout: String, Sendable, CaseIterable {
     /// Names for summaries; a mono channel is just "mono".
     public var channelLabels: [String] { self == .mono ? ["mono"] : speakers.map(\.label) }
 }
+
+/// Higher-order ambisonics in AmbiX form: ACN channel order, SN3D normalisation.
+public enum Ambisonics {
+    public static let maximumOrder = 3
+
+    /// Channels of a full-sphere field of `order`.
+    public static func channelCount(order: Int) -> Int { (order + 1) * (order + 1) }
+
+    /// The order whose field has `channels` channels, if one does.
+    public static func order(channels: Int) -> Int? {
+        (1...maximumOrder).first { channelCount(order: $0) == channels }
+    }
+}

@@ -1,8 +1,5 @@
 import Engine
 import Foundation
-import Scene
-import Spatial
-import Voice
 
 /// The control protocol: one JSON object per line each way.
 ///

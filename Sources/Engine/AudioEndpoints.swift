@@ -24,6 +24,7 @@ public final class FileAudioSource: AudioSource {
     private let loop: Bool
     @exclusivity(unchecked) private var position = 0
 
+    /// Plays `samples` (mono, 48 kHz) once, or over and over with `loop`.
     public init(samples: [Float], loop: Bool = false) {
         self.samples = samples
         self.loop = loop && !samples.isEmpty
@@ -34,6 +35,7 @@ public final class FileAudioSource: AudioSource {
         try self.init(samples: AudioFileReader.read(path: path).monoSamples(at: Room.sampleRate))
     }
 
+    /// The next samples of the recording; silence once it ends, unless it loops.
     public func read(into block: UnsafeMutableBufferPointer<Float>) {
         for index in block.indices {
             block[index] = position < samples.count ? samples[position] : 0
@@ -66,6 +68,8 @@ public final class PushedAudioSource: AudioSource, @unchecked Sendable {
     /// Samples waiting to be read.
     public var queued: Int { ring.count }
 
+    /// The oldest samples pushed, silence where there are too few; samples
+    /// beyond `maximumQueued` are dropped first.
     public func read(into block: UnsafeMutableBufferPointer<Float>) {
         let excess = ring.count - block.count - maximumQueued
         if excess > 0 { ring.skip(excess) }
@@ -76,12 +80,15 @@ public final class PushedAudioSource: AudioSource, @unchecked Sendable {
 
 /// Writes what the engine plays to a file.
 public final class FileRecorderSink: AudioSink {
+    /// The file being written.
     public let writer: AudioFileWriter
 
+    /// Records into `writer`, which the caller closes.
     public init(writer: AudioFileWriter) {
         self.writer = writer
     }
 
+    /// Appends the block to the file.
     public func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws {
         try writer.write(interleaved: block)
     }
@@ -89,7 +96,9 @@ public final class FileRecorderSink: AudioSink {
 
 /// Plays nothing: for rooms rendered only for their events or their uplink.
 public final class NullAudioSink: AudioSink {
+    /// A sink that plays nothing.
     public init() {}
 
+    /// Drops the block.
     public func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws {}
 }

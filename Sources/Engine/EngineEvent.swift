@@ -7,15 +7,20 @@ import Voice
 public struct EngineEvent: Sendable, Equatable {
     /// Frames at the engine's rate from the start of the room.
     public var frame: Int
+    /// What happened.
     public var kind: Kind
 
+    /// An event at `frame` on the room's timeline.
     public init(frame: Int, kind: Kind) {
         self.frame = frame
         self.kind = kind
     }
 
+    /// Seconds from the start of the room.
     public var seconds: Double { Double(frame) / Double(Room.sampleRate) }
 
+    /// What the engine reports: voice activity, ducking, prompts, route and
+    /// device changes, and what the live side saw happen.
     public enum Kind: Sendable, Equatable {
         /// Which echo-cancellation mode the uplink runs, and why.
         case echoCancellation(on: Bool, reason: String)

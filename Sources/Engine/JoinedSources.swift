@@ -106,6 +106,7 @@ public final class SourceStream: Sendable {
     @discardableResult
     public func push(_ samples: UnsafeBufferPointer<Float>) -> Int { ring.write(samples) }
 
+    /// Adds `samples` to what the source plays next; returns how many fit.
     @discardableResult
     public func push(_ samples: [Float]) -> Int { samples.withUnsafeBufferPointer { push($0) } }
 

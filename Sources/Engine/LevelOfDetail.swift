@@ -11,14 +11,18 @@ import Spatial
 /// source moving between the two crossfades over 100 ms. Sources below
 /// -80 dB at the listener are not rendered at all.
 public struct LevelOfDetail: Sendable, Equatable {
+    /// Point sources asking for no algorithm beyond which the room renders them as a crowd.
     public var crowdThreshold: Int
+    /// How many of a crowd's sources play through OpenAL on their own.
     public var perSourceVoices: Int
 
+    /// A crowd beyond `crowdThreshold` sources, `perSourceVoices` of them heard on their own.
     public init(crowdThreshold: Int = 64, perSourceVoices: Int = 32) {
         self.crowdThreshold = crowdThreshold
         self.perSourceVoices = perSourceVoices
     }
 
+    /// Crowds beyond 64 sources, the 32 loudest heard on their own.
     public static let standard = LevelOfDetail()
     /// Every source rendered on its own: the reference a crowd is measured against.
     public static let full = LevelOfDetail(crowdThreshold: .max, perSourceVoices: 0)

@@ -14,23 +14,33 @@ import Synchronization
 /// files) is made before it is sent, and what the room is done with goes
 /// back to be freed off this thread.
 public final class LiveRoom: @unchecked Sendable {
+    /// A discrete change for the render side, applied at the start of its next block.
     public enum Command {
+        /// How deep the scene ducks, and whether only as far as voices need.
         case ducking(depthDecibels: Double, advanced: Bool)
+        /// Echo cancellation on or off, and why, for the event it posts.
         case echoCancellation(Bool, reason: String)
+        /// Plays the room's prompt at `index` in the style the advisor allows.
         case prompt(index: Int)
         /// Renderers made to take over at `frame`, for a route or a change the playing ones cannot take in place.
         case crossfade(RoomEngine.Renderers, atFrame: Int, routeChange: (from: OutputRoute, to: OutputRoute)?)
         /// A whole new engine: a new scene, or an output with other channels.
         case engine(RoomEngine)
+        /// Takes the microphone from this source, or with nil from the room's own.
         case microphone(AudioSource?)
+        /// Plays the room into this sink as well as the device, or with nil no longer.
         case sink(AudioSink?)
     }
 
     /// What the render side hands back to be freed, or to be tried again.
     public enum Returned {
+        /// A renderer faded out.
         case renderer(RoomRenderer)
+        /// An engine replaced.
         case engine(RoomEngine)
+        /// A microphone replaced.
         case source(AudioSource)
+        /// A sink replaced.
         case sink(AudioSink)
         /// Renderers whose frame had passed when they arrived.
         case late(RoomEngine.Renderers)
@@ -45,8 +55,11 @@ public final class LiveRoom: @unchecked Sendable {
     /// How late the microphone hears the output, latest wins; see `RoomEngine.referenceDelayFrames`.
     public func setReferenceDelay(frames: Int) { referenceDelaySlot.store(frames, ordering: .releasing) }
 
+    /// Discrete changes, control side to render side.
     public let commands = MessageRing<Command>(capacity: 256)
+    /// Events, render side to control side.
     public let events = MessageRing<EngineEvent>(capacity: 4_096)
+    /// What the render side is done with, to be freed on the control side.
     public let returned = MessageRing<Returned>(capacity: 256)
 
     /// The engine's frame, for the control side to time what it sends.
@@ -69,6 +82,7 @@ public final class LiveRoom: @unchecked Sendable {
     /// A block of silence for the output's widest layout, played when a block fails.
     private let silence: UnsafeMutableBufferPointer<Float>
 
+    /// The render side of a room that `engine` plays from its first block.
     public init(engine: RoomEngine) {
         self.engine = engine
         silence = .allocate(capacity: RoomEngine.blockFrames * ChannelLayout.surround71.channelCount)

@@ -9,8 +9,10 @@ import Voice
 /// Both downward paths use the same resampler, so the echo path the
 /// canceller learns is the room's alone.
 public final class MicrophoneUplink {
+    /// The engine's block: 10 ms at 48 kHz.
     public static let blockFrames = RoomRenderer.blockFrames
 
+    /// The voice chain at its own rate: echo cancellation, noise suppression, gain, detection.
     public let chain: UplinkChain
     private let micDown: StreamingResampler
     private let referenceDown: StreamingResampler
@@ -20,6 +22,7 @@ public final class MicrophoneUplink {
     /// The block being cleaned of samples that are not finite, before they reach a resampler's memory.
     @exclusivity(unchecked) private var cleaned = [Float](repeating: 0, count: blockFrames)
 
+    /// An uplink whose chain cancels echo or not.
     public init(echoCancellation: Bool) throws {
         chain = try UplinkChain(echoCancellation: echoCancellation)
         micDown = try StreamingResampler(from: Room.sampleRate, to: UplinkChain.sampleRate)
@@ -27,6 +30,7 @@ public final class MicrophoneUplink {
         uplinkUp = try StreamingResampler(from: UplinkChain.sampleRate, to: Room.sampleRate)
     }
 
+    /// Whether the uplink sends silence; detection runs either way.
     public var muted: Bool {
         get { chain.muted }
         set { chain.muted = newValue }

@@ -6,40 +6,61 @@ import Spatial
 
 /// What a render did, for people (`description`) and programs (JSON).
 public struct RenderSummary: Codable, Sendable {
+    /// One source as it rendered.
     public struct Source: Codable, Sendable {
+        /// Its id in the room.
         public var id: String
+        /// Its scene mode: point, bed, bypass, spatializeIfMono.
         public var mode: String
         /// The algorithm it got and why: "auto on headphones -> hrtf".
         public var rendering: String
         /// A bed's channels: "order-3 ambisonics", "5.1 channels".
         public var layout: String?
+        /// Its audio file, as the scene names it.
         public var file: String
+        /// The file's channels.
         public var channels: Int
+        /// The file's rate.
         public var sampleRate: Int
+        /// The rate it was converted to, if it was.
         public var resampledTo: Int?
+        /// The file's length in seconds.
         public var seconds: Double
+        /// Its scene gain in dB.
         public var gainDecibels: Double
+        /// Whether it starts again when it ends.
         public var loop: Bool
+        /// When it starts, in seconds on the room's timeline.
         public var start: Double
+        /// Whether it moves along keyframes.
         public var moving: Bool
     }
 
+    /// The voice session as it rendered.
     public struct Voice: Codable, Sendable {
+        /// Where the microphone came from.
         public var microphone: String
         /// "on (auto: ...)"
         public var echoCancellation: String
+        /// The echo path the microphone heard the output through, if one was given.
         public var echoPath: String?
+        /// Whether the uplink was muted.
         public var muted: Bool
         /// "-12.0 dB (default), advanced"
         public var ducking: String
+        /// The remote talkers' ids.
         public var participants: [String]
+        /// How many events the session posted.
         public var events: Int
     }
 
+    /// One output channel's levels over the render.
     public struct Channel: Codable, Sendable {
+        /// The channel's name in its layout: "left", "LFE".
         public var name: String
-        /// Levels in dBFS; nil (JSON null) for a channel of digital silence.
+        /// Peak level in dBFS; nil (JSON null) for a channel of digital silence.
         public var peakDBFS: Double?
+        /// RMS level in dBFS; nil (JSON null) for a channel of digital silence.
         public var rmsDBFS: Double?
 
         init(name: String, peak: Double, rms: Double) {
@@ -49,36 +70,52 @@ public struct RenderSummary: Codable, Sendable {
         }
     }
 
+    /// The scene file.
     public var scene: String
+    /// The room's name.
     public var name: String
+    /// The route rendered for.
     public var route: String
+    /// The output's channel layout.
     public var layout: String
     /// Why the route is what it is.
     public var routeReason: String
+    /// The route's algorithm.
     public var algorithm: String
+    /// The HRTF data set OpenAL loaded, if any.
     public var hrtf: String?
     /// The room's reverb preset and return level, if it has one.
     public var reverb: String?
+    /// The output's rate.
     public var sampleRate: Int
+    /// Seconds rendered.
     public var seconds: Double
+    /// The file written, if one was.
     public var output: String?
+    /// The written file's format.
     public var format: String?
+    /// Every source, in the scene's order.
     public var sources: [Source]
     /// Routes taken during the render: "5.00 s -> speakers (panning)".
     public var routeChanges: [String]
     /// The voice session, if the room has one.
     public var voice: Voice?
+    /// Each output channel's levels.
     public var channels: [Channel]
-    /// Wall-clock time the render took, and audio seconds per wall second.
+    /// Wall-clock seconds the render took.
     public var renderSeconds: Double
+    /// Audio seconds rendered per wall-clock second.
     public var realTimeFactor: Double
 }
 
 /// A change of output route at a time on the room's timeline.
 public struct RouteChange: Sendable, Equatable {
+    /// When, in seconds on the room's timeline.
     public var seconds: Double
+    /// The route the output moves to.
     public var route: OutputRoute
 
+    /// The output moves to `route` at `seconds` on the room's timeline.
     public init(seconds: Double, route: OutputRoute) {
         self.seconds = seconds
         self.route = route
@@ -98,6 +135,7 @@ public struct OfflineVoice: Sendable {
     /// Prompts triggered at times on the room's timeline.
     public var prompts: [PromptTrigger]
 
+    /// Nothing besides the room's own settings, unless given.
     public init(microphonePath: String? = nil, echoPath: [Float]? = nil, echoPathName: String? = nil, prompts: [PromptTrigger] = []) {
         self.microphonePath = microphonePath
         self.echoPath = echoPath
@@ -108,9 +146,12 @@ public struct OfflineVoice: Sendable {
 
 /// A prompt triggered at a time on the room's timeline.
 public struct PromptTrigger: Sendable, Equatable {
+    /// When, in seconds on the room's timeline.
     public var seconds: Double
+    /// The prompt's id.
     public var id: String
 
+    /// Prompt `id` triggered at `seconds` on the room's timeline.
     public init(seconds: Double, id: String) {
         self.seconds = seconds
         self.id = id
@@ -190,7 +231,7 @@ public enum OfflineRender {
         return RenderSummary(
             scene: room.scene.file, name: room.scene.name,
             route: renderer.route.rawValue, layout: renderer.layout.rawValue,
-            routeReason: routeReason(requested: requested, scene: room.scene.route, resolved: renderer.route),
+            routeReason: routeReason(requested: requested, scene: room.requestedRoute, resolved: renderer.route),
             algorithm: renderer.algorithm.rawValue, hrtf: renderer.hrtfName,
             reverb: room.scene.reverb.map { "\($0.preset.rawValue) at \(String(format: "%+.1f", $0.levelDecibels)) dB" },
             sampleRate: Room.sampleRate, seconds: Double(totalFrames) / Double(Room.sampleRate),

@@ -1,25 +1,35 @@
 import AudioCore
 import Devices
 import Scene
+import Spatial
 
 /// A scene with its audio decoded and converted to the engine's format.
 public struct Room: Sendable {
     /// The engine's sample rate: every source is converted to it on load.
     public static let sampleRate = 48_000
 
+    /// The validated scene the room was loaded from.
     public var scene: SceneDescription
     /// The scene's sources, then the voice session's participants.
     public var sources: [RoomSource]
+    /// The voice prompts the room can play.
     public var prompts: [RoomPrompt]
     /// The voice section's microphone file, mono at the engine's rate.
     public var microphone: [Float]?
 
+    /// A room from a scene and its decoded audio, for rooms built in code.
     public init(scene: SceneDescription, sources: [RoomSource], prompts: [RoomPrompt] = [], microphone: [Float]? = nil) {
         self.scene = scene
         self.sources = sources
         self.prompts = prompts
         self.microphone = microphone
     }
+
+    /// The route the scene asks for, in the renderer's terms.
+    public var requestedRoute: OutputRoute { OutputRoute(scene.route) }
+
+    /// How level falls with distance in this room, in the renderer's terms.
+    public var distanceModel: DistanceModel { DistanceModel(scene.distance) }
 
     /// Reads, validates and loads the scene at `path`. Audio headers are
     /// checked during validation, so every problem is reported in one pass.
@@ -98,10 +108,14 @@ public struct Room: Sendable {
 
 /// A prompt's two variants, mono at the engine's rate.
 public struct RoomPrompt: Sendable {
+    /// The id the app triggers it by.
     public var id: String
+    /// The full wording and the short one.
     public var normal: [Float]
+    /// The short wording, for the short prompt style.
     public var short: [Float]
 
+    /// Prompt `id` with its two variants.
     public init(id: String, normal: [Float], short: [Float]) {
         self.id = id
         self.normal = normal
@@ -111,6 +125,7 @@ public struct RoomPrompt: Sendable {
 
 /// One source's description and its audio at the engine's rate.
 public struct RoomSource: Sendable {
+    /// The source as the scene describes it.
     public var description: SourceDescription
     /// Mono for point sources; the file's channels for beds and passthrough.
     public var audio: AudioBuffer
@@ -120,6 +135,7 @@ public struct RoomSource: Sendable {
     public var bedLayout: BedLayout?
     /// The file's own channel count and rate, for the summary.
     public var fileChannels: Int
+    /// The file's own rate, before conversion to the engine's.
     public var fileSampleRate: Int
 
     /// Corrupt samples in `audio` (NaN, infinite, absurdly loud) are
@@ -154,5 +170,6 @@ public struct RoomSource: Sendable {
         self.init(description, audio: audio, fileChannels: channels, fileSampleRate: decoded.sampleRate)
     }
 
+    /// Whether the file's rate was converted.
     public var wasResampled: Bool { fileSampleRate != Room.sampleRate }
 }

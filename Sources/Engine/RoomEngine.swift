@@ -14,17 +14,22 @@ import Voice
 /// sink and is the echo canceller's reference, unless a sink that mixes in
 /// audio of its own reports what it played instead.
 public final class RoomEngine {
+    /// The engine's block: 10 ms at 48 kHz.
     public static let blockFrames = RoomRenderer.blockFrames
     /// How long a prompt waits for a style that lets it play before it is dropped.
     public static let promptTimeoutSeconds = 5.0
 
+    /// The room it plays.
     public let room: Room
     /// What the room is told while it plays: every renderer of both mixes reads it.
     public let controls: SessionControls
     /// Whether the uplink cancels echo, and why.
     @exclusivity(unchecked) public private(set) var echoCancellation: (on: Bool, reason: String)
+    /// Frames rendered since the room's start: the engine's timeline.
     @exclusivity(unchecked) public private(set) var framesRendered = 0
+    /// The output's channels.
     public var channelCount: Int { scene.channelCount }
+    /// The scene mix's renderer playing now.
     public var renderer: RoomRenderer { scene.renderer }
     /// Each source's rendering, in the room's source order.
     public var choices: [RenderChoice] {
@@ -34,13 +39,17 @@ public final class RoomEngine {
 
     /// A voice session is active: the room has a `voice` section, or the app says so.
     @exclusivity(unchecked) public var sessionActive: Bool
+    /// Whether the uplink sends silence; detection runs either way.
     public var muted: Bool {
         didSet { uplink?.muted = muted }
     }
+    /// The scene's ducking under voices.
     @exclusivity(unchecked) public var ducker: Ducker
+    /// How verbose voice prompts may be now.
     public var promptStyle: PromptStyle { advisor.style }
     /// The uplink's last block, 48 kHz mono.
     public var uplinkBlock: UnsafeBufferPointer<Float> { UnsafeBufferPointer(uplinkSamples) }
+    /// Where each uplink block goes besides `uplinkBlock`.
     @exclusivity(unchecked) public var uplinkSink: AudioSink?
 
     private let scene: RoomPlayer
@@ -193,7 +202,9 @@ public final class RoomEngine {
 
     /// The renderers of both mixes, to crossfade into.
     public struct Renderers {
+        /// Renders the scene's sources, which are ducked.
         public let scene: RoomRenderer
+        /// Renders the voices, which are never ducked.
         public let talkers: RoomRenderer
     }
 
@@ -391,9 +402,12 @@ public final class RoomEngine {
 
 /// A prompt id the room does not have.
 public struct UnknownPromptError: Error, Sendable, CustomStringConvertible {
+    /// The id asked for.
     public let id: String
+    /// The ids the room has.
     public let known: [String]
 
+    /// Prompt `id` asked for in a room whose prompts are `known`.
     public init(id: String, known: [String]) {
         self.id = id
         self.known = known
@@ -406,6 +420,7 @@ public struct UnknownPromptError: Error, Sendable, CustomStringConvertible {
 
 /// A participant the room's voice section names but whose audio the room did not load.
 public struct MissingParticipantError: Error, Sendable, CustomStringConvertible {
+    /// The participant's id.
     public let id: String
 
     public var description: String { "participant \"\(id)\" has no source in the room: load rooms with Room.load" }

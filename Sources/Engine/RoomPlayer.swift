@@ -8,15 +8,20 @@ public final class RoomPlayer {
     /// 50 ms: long enough to hide the change of algorithm, short enough not to smear it.
     public static let crossfadeFrames = 2_400
 
+    /// The room it plays.
     public var room: Room { renderer.room }
+    /// The renderer playing now (the one faded in, during a crossfade).
     @exclusivity(unchecked) public private(set) var renderer: RoomRenderer
+    /// Frames rendered since the room's start.
     public var framesRendered: Int { renderer.framesRendered }
+    /// The output's channels.
     public var channelCount: Int { renderer.channelCount }
 
     /// The renderer being faded out, and how far the fade has gone.
     @exclusivity(unchecked) private var fading: (renderer: RoomRenderer, done: Int)?
     @exclusivity(unchecked) private var scratch: [Float]
 
+    /// How every renderer it makes scales to crowds.
     public let levelOfDetail: LevelOfDetail
     /// Takes the renderers this player is done with. Live, they go back to
     /// the control thread to be freed there, never on the render thread.
@@ -81,7 +86,9 @@ public final class RoomPlayer {
 
 /// A route change this output cannot take: its channels would change.
 public struct RouteChangeError: Error, Sendable, CustomStringConvertible {
+    /// The route playing.
     public let from: OutputRoute
+    /// The route asked for.
     public let to: OutputRoute
 
     public var description: String {

@@ -23,7 +23,9 @@ public final class RoomRenderer {
     /// The most frames one call renders.
     public static let maximumCallFrames = 4_800
 
+    /// The room it renders.
     public let room: Room
+    /// The route it renders for, resolved: never `auto`.
     public let route: OutputRoute
     /// What the room is told while it plays, which this renderer reads each call.
     public let controls: SessionControls
@@ -31,10 +33,15 @@ public final class RoomRenderer {
     public let mix: SourceMix
     /// The route's own algorithm, which sources asking for none get.
     public var algorithm: RenderAlgorithm { route.automaticAlgorithm }
+    /// The output's channel layout and count, from the route.
     public var layout: ChannelLayout { route.layout }
+    /// The output's channel count.
     public var channelCount: Int { layout.channelCount }
+    /// The HRTF data set OpenAL loaded, if a bus renders binaurally.
     public var hrtfName: String? { buses.lazy.compactMap(\.mixer.hrtfName).first }
+    /// The engine's rate.
     public var sampleRate: Int { Room.sampleRate }
+    /// Frames rendered since the room's start: where it is on the timeline.
     @exclusivity(unchecked) public private(set) var framesRendered = 0
     /// Frames every bus delays its sources by: OpenAL's limiter look-ahead,
     /// which passthrough follows to stay aligned.
@@ -123,7 +130,8 @@ public final class RoomRenderer {
         self.controls = controls
         self.mix = mix
         let scene = room.scene
-        let route = (route ?? scene.route).resolved()
+        let route = (route ?? room.requestedRoute).resolved()
+        let distance = room.distanceModel
         self.route = route
         let listener = controls.listenerState
         self.listener = listener
@@ -135,9 +143,9 @@ public final class RoomRenderer {
                                          sampleRate: Room.sampleRate,
                                          sources: max(256, 2 * room.sources.count + 64) + SessionControls.joinCapacity,
                                          voices: room.playingVoices(levelOfDetail))
-            try mixer.setDistanceModel(scene.distance)
+            try mixer.setDistanceModel(distance)
             try mixer.setListener(position: listener.position, orientation: listener.orientation)
-            if let reverb = scene.reverb { try mixer.setReverb(reverb.preset, levelDecibels: reverb.levelDecibels) }
+            if let reverb = scene.reverb { try mixer.setReverb(ReverbPreset(reverb.preset), levelDecibels: reverb.levelDecibels) }
             let bus = Bus(mixer: mixer, output: route.layout)
             buses[algorithm] = bus
             return bus
@@ -158,7 +166,7 @@ public final class RoomRenderer {
         // a copy in the route's bus that feeds the reverb only.
         func reverbSend(_ mono: [Float], paths: RoomPaths) throws -> PointSource? {
             guard reverberant, paths.reverbBlend > 0 else { return nil }
-            let send = try bus(route.automaticAlgorithm).mixer.makePointSource(mono: mono, distance: scene.distance)
+            let send = try bus(route.automaticAlgorithm).mixer.makePointSource(mono: mono, distance: distance)
             try send.setReverbOnly(reverbBlend: paths.reverbBlend, occlusion: paths.occlusion)
             return send
         }
@@ -167,7 +175,7 @@ public final class RoomRenderer {
         let crowdSources = room.sources.filter(\.isCrowdCandidate).count
         var crowd: Crowd?
         if room.hasCrowd(levelOfDetail) {
-            crowd = try Crowd(field: soundField(), listenerPosition: listener.position, distance: scene.distance,
+            crowd = try Crowd(field: soundField(), listenerPosition: listener.position, distance: distance,
                               voices: min(levelOfDetail.perSourceVoices, crowdSources))
         }
 
@@ -190,11 +198,11 @@ public final class RoomRenderer {
                 choices.append(RenderChoice(algorithm: route.automaticAlgorithm,
                                             reason: "crowd of \(crowdSources) (the loudest \(levelOfDetail.perSourceVoices) alone, the rest in the field)"))
                 let paths = state.paths
-                let point = try bus(route.automaticAlgorithm).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
+                let point = try bus(route.automaticAlgorithm).mixer.makePointSource(mono: source.audio.samples, distance: distance)
                 try point.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
                 try point.setLooping(state.loop)
                 try point.setRate(state.rate)
-                let emitter = try soundField().addCrowdPoint(signal, motion: motion, distance: scene.distance,
+                let emitter = try soundField().addCrowdPoint(signal, motion: motion, distance: distance,
                                                              gain: gain, scale: paths.directGain(reverberant: reverberant))
                 live.crowdMember = crowd.add(Crowd.Member(point: point, emitter: emitter, motion: motion, gain: gain,
                                                           startFrame: state.startFrame, playable: state.playing,
@@ -228,7 +236,7 @@ public final class RoomRenderer {
             case .point(.soundField?):
                 let paths = state.paths
                 let field = try soundField()
-                let emitter = field.addPoint(signal, motion: motion, distance: scene.distance, gain: gain,
+                let emitter = field.addPoint(signal, motion: motion, distance: distance, gain: gain,
                                              scale: paths.directGain(reverberant: reverberant), directPathHF: paths.directHF)
                 live.emitter = emitter
                 inHead = .field(field, emitter: emitter)
@@ -239,7 +247,7 @@ public final class RoomRenderer {
                     sound = nil
                 }
             case .point:
-                let made = try bus(choice.algorithm!).mixer.makePointSource(mono: source.audio.samples, distance: scene.distance)
+                let made = try bus(choice.algorithm!).mixer.makePointSource(mono: source.audio.samples, distance: distance)
                 let paths = state.paths
                 try made.setRoomEffects(reverbBlend: paths.reverbBlend, obstruction: paths.obstruction, occlusion: paths.occlusion)
                 point = try place(made)
@@ -283,7 +291,7 @@ public final class RoomRenderer {
                                                  gain: gain, output: route.layout, spatial: inHead, at: frame))
             }
         }
-        joined = try JoinedVoices(mixer: bus(route.automaticAlgorithm).mixer, controls: controls, mix: mix, distance: scene.distance)
+        joined = try JoinedVoices(mixer: bus(route.automaticAlgorithm).mixer, controls: controls, mix: mix, distance: distance)
         self.field = field
         self.crowd = crowd
         self.bypasses = bypasses
@@ -466,6 +474,7 @@ public final class RoomRenderer {
 
 /// A source a renderer was asked to play that has no slot in the room's controls.
 public struct UncontrolledSourceError: Error, Sendable, CustomStringConvertible {
+    /// The source's id.
     public let id: String
 
     public var description: String { "source \"\(id)\" has no slot in the room's controls: they were made for another room" }
@@ -485,6 +494,7 @@ struct SourceMotion {
 public struct RenderChoice: Sendable, CustomStringConvertible {
     /// The OpenAL algorithm; nil for passthrough, which the engine mixes itself.
     public let algorithm: RenderAlgorithm?
+    /// Why it got that algorithm: "auto on headphones".
     public let reason: String
 
     init(algorithm: RenderAlgorithm?, reason: String) {

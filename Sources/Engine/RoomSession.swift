@@ -27,6 +27,7 @@ public final class RoomSession: @unchecked Sendable {
     /// How long a discrete change waits for room in a full command ring before it fails.
     static let commandWait = 0.5
 
+    /// The render side: a device's callback or a manual render reads the room through it.
     public let live: LiveRoom
     /// Where the room's state goes when its output changes channels: the
     /// driver opens a stream of as many.
@@ -90,7 +91,7 @@ public final class RoomSession: @unchecked Sendable {
         self.devices = devices
         self.deviceRoute = deviceRoute
         deviceMicrophone = PushedAudioSource(capacity: Room.sampleRate / 2, maximumQueued: Room.sampleRate / 10)
-        route = Self.route(scene: room.scene.route, device: deviceRoute, forced: nil)
+        route = Self.route(scene: room.requestedRoute, device: deviceRoute, forced: nil)
         renderedRoute = route
         echoMode = room.scene.voice?.echoCancellation ?? .auto
         controls = SessionControls(room: room)
@@ -213,7 +214,7 @@ public final class RoomSession: @unchecked Sendable {
     public func load(path: String) throws -> String {
         let next = try Room.load(path: path)
         return try lock.withLock {
-            let nextRoute = Self.route(scene: next.scene.route, device: deviceRoute, forced: forcedRoute)
+            let nextRoute = Self.route(scene: next.requestedRoute, device: deviceRoute, forced: forcedRoute)
             let nextControls = SessionControls(room: next)
             let engine = try Self.makeEngine(room: next, route: nextRoute, controls: nextControls, devices: devices,
                                              microphone: deviceMicrophone, uplink: uplinkSink, frame: 0)
@@ -649,7 +650,7 @@ public final class RoomSession: @unchecked Sendable {
 
     /// Plays on the route the scene, the device and the app together choose.
     private func follow() throws {
-        let next = Self.route(scene: room.scene.route, device: deviceRoute, forced: forcedRoute)
+        let next = Self.route(scene: room.requestedRoute, device: deviceRoute, forced: forcedRoute)
         guard next != route else { return }
         let previous = route
         route = next

@@ -21,8 +21,10 @@ public struct SourceState: Sendable, Equatable, BitwiseCopyable {
     public var paths: RoomPaths
     /// Playback rate, which is also pitch.
     public var rate: Double
+    /// Whether it starts again when its audio ends.
     public var loop: Bool
 
+    /// A source's state as the render thread reads it.
     public init(gain: Double, playing: Bool, startFrame: Int, glide: Glide? = nil, paths: RoomPaths = .default,
                 rate: Double = 1, loop: Bool = false) {
         self.gain = gain
@@ -44,9 +46,12 @@ public struct SourceState: Sendable, Equatable, BitwiseCopyable {
 
 /// Where the listener is and how it is turned.
 public struct ListenerState: Sendable, Equatable, BitwiseCopyable {
+    /// Where the listener is, in metres.
     public var position: Position
+    /// How the listener's head is turned.
     public var orientation: Orientation
 
+    /// A listener at `position`, turned by `orientation`.
     public init(position: Position, orientation: Orientation) {
         self.position = position
         self.orientation = orientation
@@ -80,6 +85,7 @@ public final class SessionControls: @unchecked Sendable {
     /// Places for joining sources: the scene's first, then the talkers'.
     static let joinCapacity = 2 * joinCapacityPerMix
 
+    /// The listener's slot: written by control threads, read every block.
     public let listener: ParameterSlot<ListenerState>
     /// The room's own sources, then the places for sources that join.
     private let sources: [ParameterSlot<SourceState>]
@@ -100,6 +106,8 @@ public final class SessionControls: @unchecked Sendable {
         var generations: [Int]
     }
 
+    /// Slots for `room`'s sources as their scene entries start them, its
+    /// listener, and the places for sources that join.
     public init(room: Room) {
         listener = ParameterSlot(ListenerState(position: room.scene.listenerPosition, orientation: room.scene.listenerOrientation))
         firstJoined = room.sources.count

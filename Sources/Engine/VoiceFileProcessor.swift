@@ -5,11 +5,13 @@ import Voice
 /// Runs the engine's uplink over a recorded microphone and what was played
 /// meanwhile, as `scenectl process-voice` does.
 public enum VoiceFileProcessor {
+    /// What the uplink made of the recording.
     public struct Result: Sendable {
         /// The uplink, at the microphone file's rate and length, lined up with it.
         public var uplink: AudioBuffer
         /// One decision per 10 ms of the microphone, onsets' look-back applied.
         public var decisions: [Bool]
+        /// Voice activity and muted-talker events, on the microphone's timeline.
         public var events: [EngineEvent]
     }
 

@@ -1,5 +1,4 @@
 import AudioCore
-import Spatial
 
 /// A room as a scene file describes it, validated: every value is in range
 /// and every file it names exists.
@@ -9,10 +8,10 @@ public struct SceneDescription: Sendable {
     public var name: String
     /// How long the room renders when nobody says otherwise, in seconds.
     public var duration: Double?
-    public var route: OutputRoute
+    public var route: RouteName
     public var listenerPosition: Position
     public var listenerOrientation: Orientation
-    public var distance: DistanceModel
+    public var distance: DistanceAttenuation
     /// The room's reverberation, if it has any.
     public var reverb: RoomReverb?
     public var sources: [SourceDescription]
@@ -20,9 +19,9 @@ public struct SceneDescription: Sendable {
     public var voice: VoiceDescription?
     public var prompts: [PromptDescription]
 
-    public init(file: String, name: String, duration: Double? = nil, route: OutputRoute = .auto,
+    public init(file: String, name: String, duration: Double? = nil, route: RouteName = .auto,
                 listenerPosition: Position = .zero, listenerOrientation: Orientation = .identity,
-                distance: DistanceModel = DistanceModel(), reverb: RoomReverb? = nil, sources: [SourceDescription] = [],
+                distance: DistanceAttenuation = DistanceAttenuation(), reverb: RoomReverb? = nil, sources: [SourceDescription] = [],
                 voice: VoiceDescription? = nil, prompts: [PromptDescription] = []) {
         self.file = file
         self.name = name
@@ -35,17 +34,6 @@ public struct SceneDescription: Sendable {
         self.sources = sources
         self.voice = voice
         self.prompts = prompts
-    }
-}
-
-public struct RoomReverb: Sendable, Equatable {
-    public var preset: ReverbPreset
-    /// Level of the reverb return, in dB.
-    public var levelDecibels: Double
-
-    public init(preset: ReverbPreset, levelDecibels: Double = 0) {
-        self.preset = preset
-        self.levelDecibels = levelDecibels
     }
 }
 
@@ -91,13 +79,13 @@ public enum InHeadRendering: String, Sendable, CaseIterable {
     case bypass
 }
 
-/// How the engine renders a source, from its mode, its algorithm and its file.
-public enum SourceRendering: Sendable, Equatable {
-    /// A point in the world, through OpenAL with this algorithm (nil: the route's).
-    case point(RenderAlgorithm?)
-    /// A bed in the world, through OpenAL with this algorithm (nil: the route's).
-    case bed(RenderAlgorithm?)
-    /// The file's channels straight to the output's, mixed by the engine.
+/// How a source plays, from its mode, its algorithm and its file's channels.
+public enum SourceShape: Sendable, Equatable {
+    /// A point in the world.
+    case point
+    /// A bed in the world.
+    case bed
+    /// The file's channels straight to the output's.
     case passthrough
 
     /// Channel counts passthrough can lay onto any output: mono, stereo, quad, 5.1 and 7.1.
@@ -105,31 +93,25 @@ public enum SourceRendering: Sendable, Equatable {
 }
 
 extension SourceDescription {
-    /// How a file of `channels` channels renders as this source.
-    public func rendering(channels: Int) -> SourceRendering {
-        let requested: RenderAlgorithm? = switch algorithm {
-        case .auto, .passthrough: nil
-        case .hrtf: .hrtf
-        case .panning: .panning
-        case .soundField: .soundField
-        }
+    /// How a file of `channels` channels plays as this source.
+    public func shape(channels: Int) -> SourceShape {
         switch mode {
-        case .bed: return .bed(requested)
-        case .bypass: return .passthrough
-        case .point: return algorithm == .passthrough ? .passthrough : .point(requested)
-        case .spatializeIfMono: return channels == 1 && algorithm != .passthrough ? .point(requested) : .passthrough
+        case .bed: .bed
+        case .bypass: .passthrough
+        case .point: algorithm == .passthrough ? .passthrough : .point
+        case .spatializeIfMono: channels == 1 && algorithm != .passthrough ? .point : .passthrough
         }
     }
 
     /// Why a file of `channels` channels cannot play as this source, if it cannot.
     public func channelProblem(_ channels: Int) -> String? {
-        switch rendering(channels: channels) {
+        switch shape(channels: channels) {
         case .point: return nil
         case .bed:
             if case .failure(let mismatch) = BedLayout.resolve(bedLayout, channels: channels) { return mismatch.reason }
             return nil
         case .passthrough:
-            guard SourceRendering.passthroughChannelCounts.contains(channels) else {
+            guard SourceShape.passthroughChannelCounts.contains(channels) else {
                 return "plays as it is (\(mode == .spatializeIfMono ? "a multichannel file in spatializeIfMono" : "passthrough")), "
                     + "which needs 1, 2, 4, 6 or 8 channels (mono, stereo, quad, 5.1, 7.1); this file has \(channels)"
             }

@@ -1,6 +1,5 @@
 import AudioCore
 import Foundation
-import Spatial
 import Yams
 
 /// Reads scene files (YAML; JSON is YAML too) into validated descriptions.

@@ -1,5 +1,5 @@
 import Foundation
-import Spatial
+import AudioCore
 import Yams
 
 /// Walks a composed YAML tree, building the scene and collecting issues.
@@ -39,7 +39,7 @@ final class SceneReader {
             scene.duration = positiveSeconds(node, "duration")
         }
         if let node = keys["output"], let output = mapping(node, "output", allowed: ["route"]),
-           let routeNode = output["route"], let route: OutputRoute = choice(routeNode, "output.route") {
+           let routeNode = output["route"], let route: RouteName = choice(routeNode, "output.route") {
             scene.route = route
         }
         if let node = keys["listener"], let listener = mapping(node, "listener", allowed: ["position", "yaw", "pitch", "roll"]) {
@@ -53,7 +53,7 @@ final class SceneReader {
         }
         if let node = keys["reverb"], let reverb = mapping(node, "reverb", allowed: ["preset", "level"]),
            let presetNode = required(reverb, "preset", in: "reverb", node),
-           let preset: ReverbPreset = choice(presetNode, "reverb.preset") {
+           let preset: RoomReverb.Preset = choice(presetNode, "reverb.preset") {
             let level = reverb["level"].flatMap { number($0, "reverb.level", in: -60...12, unit: "dB") } ?? 0
             scene.reverb = RoomReverb(preset: preset, levelDecibels: level)
         }
@@ -69,10 +69,10 @@ final class SceneReader {
         return scene
     }
 
-    private func distance(_ node: Node) -> DistanceModel? {
+    private func distance(_ node: Node) -> DistanceAttenuation? {
         guard let keys = mapping(node, "distance", allowed: ["model", "reference", "maximum", "rolloff"]) else { return nil }
-        var model = DistanceModel()
-        if let node = keys["model"], let law: DistanceModel.Law = choice(node, "distance.model") { model.law = law }
+        var model = DistanceAttenuation()
+        if let node = keys["model"], let law: DistanceAttenuation.Law = choice(node, "distance.model") { model.law = law }
         if let node = keys["reference"], let value = positiveDistance(node, "distance.reference") { model.reference = value }
         if let node = keys["rolloff"], let value = number(node, "distance.rolloff", in: 0...100, unit: "") { model.rolloff = value }
         if let node = keys["maximum"], let value = positiveDistance(node, "distance.maximum") {

@@ -1,5 +1,5 @@
 import Foundation
-import Spatial
+import AudioCore
 
 /// Writes a scene as a scene file that loads again: what `scenectl save`
 /// keeps of a running room. Audio paths are written relative to the new

@@ -1,4 +1,4 @@
-import Spatial
+import AudioCore
 
 /// What a source is to the voice bus: only the scene is ducked under voice.
 public enum SourceCategory: String, Sendable, CaseIterable, BitwiseCopyable {

@@ -6,18 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Higher-order ambisonics in AmbiX form: ACN channel order, SN3D normalisation.
-public enum Ambisonics {
-    public static let maximumOrder = 3
-
-    /// Channels of a full-sphere field of `order`.
-    public static func channelCount(order: Int) -> Int { (order + 1) * (order + 1) }
-
-    /// The order whose field has `channels` channels, if one does.
-    public static func order(channels: Int) -> Int? {
-        (1...maximumOrder).first { channelCount(order: $0) == channels }
-    }
-
+/// The encoding half of ambisonics; the channel counts live in AudioCore.
+extension Ambisonics {
     /// Real spherical harmonics, ACN order and SN3D, for a direction given
     /// in OpenAL axes (+X right, +Y up, -Z ahead).
     public static func harmonics(direction: SIMD3<Double>, order: Int) -> [Double] {

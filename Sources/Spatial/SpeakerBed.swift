@@ -1,3 +1,4 @@
+import AudioCore
 import COpenAL
 
 /// A bed played over virtual loudspeakers around the listener: the

@@ -26,7 +26,7 @@ enum OrbitScene {
                                                 algorithm: algorithm)
             return RoomSource(description, audio: AudioBuffer(mono: noise))
         }
-        return Room(scene: SceneDescription(file: "orbit", name: "orbit", route: route, sources: sources.map(\.description)),
+        return Room(scene: SceneDescription(file: "orbit", name: "orbit", route: RouteName(route), sources: sources.map(\.description)),
                     sources: sources)
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Control
 import Dispatch
 import Foundation
+import AudioCore
 import Scene
 import Spatial
 import Voice

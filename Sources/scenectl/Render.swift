@@ -90,7 +90,7 @@ struct Render: ParsableCommand {
 
         let seconds = seconds ?? room.scene.duration ?? Self.defaultSeconds
         let format = format ?? AudioFileFormat(path: out)!
-        let layout = (route ?? room.scene.route).layout
+        let layout = (route ?? room.requestedRoute).layout
         for change in routeChanges {
             guard change.seconds < seconds else {
                 throw ValidationError("--route-change at \(change.seconds) s is not inside the \(seconds) s rendered")

@@ -18,9 +18,10 @@ import Testing
         return zip(output.channel(0), output.channel(1)).map { $0 + $1 }
     }
 
-    @Test(arguments: ReverbPreset.allCases)
-    func presetTailDecaysInItsDecayTime(preset: ReverbPreset) throws {
-        let mix = try Self.render(reverb: RoomReverb(preset: preset), paths: RoomPaths(reverbBlend: 1, obstruction: 0, occlusion: 0),
+    @Test(arguments: RoomReverb.Preset.allCases)
+    func presetTailDecaysInItsDecayTime(name: RoomReverb.Preset) throws {
+        let preset = ReverbPreset(name)
+        let mix = try Self.render(reverb: RoomReverb(preset: name), paths: RoomPaths(reverbBlend: 1, obstruction: 0, occlusion: 0),
                                   seconds: Self.burstSeconds + 2 * preset.decayTime + 0.5)
         // The 1 kHz octave, where acoustics quotes RT60: mid-way between the
         // 250 Hz and 5 kHz references around which EFX shapes the decay.

@@ -37,10 +37,10 @@ enum Fixture {
     }
 
     static func room(_ sources: [RoomSource], route: OutputRoute = .headphones,
-                     distance: DistanceModel = DistanceModel(),
+                     distance: DistanceAttenuation = DistanceAttenuation(),
                      listenerPosition: Position = .zero, listenerOrientation: Orientation = .identity,
                      reverb: RoomReverb? = nil) -> Room {
-        Room(scene: SceneDescription(file: "test.yaml", name: "test", route: route,
+        Room(scene: SceneDescription(file: "test.yaml", name: "test", route: RouteName(route),
                                      listenerPosition: listenerPosition, listenerOrientation: listenerOrientation,
                                      distance: distance, reverb: reverb, sources: sources.map(\.description)),
              sources: sources)

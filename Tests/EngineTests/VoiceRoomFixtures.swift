@@ -51,7 +51,7 @@ enum VoiceRoom {
         var voice = voice
         voice?.participants = participants.map(\.0)
         let sources = scene + participants.map(\.1)
-        return Room(scene: SceneDescription(file: "test.yaml", name: "test", route: route, sources: scene.map(\.description),
+        return Room(scene: SceneDescription(file: "test.yaml", name: "test", route: RouteName(route), sources: scene.map(\.description),
                                             voice: voice),
                     sources: sources, prompts: prompts)
     }
