@@ -62,6 +62,7 @@ public final class RoomRenderer {
     private let bypasses: [InHeadBypass]
     /// Voices for the sources of this renderer's mix that join while the room plays.
     private let joined: JoinedVoices
+    private let standbyTailFrames: Int
     /// The voices' starts as the renderer was made, in order; `nextStart` is the first not yet due.
     private let schedule: [(voice: Int, frame: Int)]
     @exclusivity(unchecked) private var nextStart = 0
@@ -71,6 +72,14 @@ public final class RoomRenderer {
         /// How its channels reach the output; nil when they are the output's.
         let taps: [ChannelTap]?
         var scratch: [Float]
+        /// A bus only joined sources play on, as the joined voices number
+        /// their buses: it renders only while one of them sounds, and for
+        /// the tail after, so an idle bus costs nothing.
+        var standbyFor: Int?
+        /// The timeline frame a standby bus renders until.
+        @exclusivity(unchecked) var awakeUntil = 0
+
+        func renders(at frame: Int) -> Bool { standbyFor == nil || frame < awakeUntil }
 
         init(mixer: SpatialMixer, output: ChannelLayout) {
             self.mixer = mixer
@@ -137,7 +146,10 @@ public final class RoomRenderer {
         self.listener = listener
 
         var buses: [RenderAlgorithm: Bus] = [:]
+        /// The buses the room's own sources play on.
+        var used = Set<RenderAlgorithm>()
         func bus(_ algorithm: RenderAlgorithm) throws -> Bus {
+            used.insert(algorithm)
             if let bus = buses[algorithm] { return bus }
             let mixer = try SpatialMixer(algorithm: algorithm, layout: algorithm == .hrtf ? .stereo : route.layout,
                                          sampleRate: Room.sampleRate,
@@ -152,6 +164,7 @@ public final class RoomRenderer {
         }
         // The route's own bus always exists: it sets the latency passthrough follows.
         let latency = try bus(route.automaticAlgorithm).mixer.latencyFrames
+        used = []
 
         var field: SoundFieldBus?
         func soundField() throws -> SoundFieldBus {
@@ -291,7 +304,16 @@ public final class RoomRenderer {
                                                  gain: gain, output: route.layout, spatial: inHead, at: frame))
             }
         }
-        joined = try JoinedVoices(mixer: bus(route.automaticAlgorithm).mixer, controls: controls, mix: mix, distance: distance)
+        // Both OpenAL buses exist whatever the room holds, so a source can
+        // join on, or move to, either; one the room's own sources do not use stands by.
+        let inUse = used
+        joined = try JoinedVoices(hrtf: bus(.hrtf).mixer, panning: bus(.panning).mixer, route: route, controls: controls, mix: mix,
+                                  distance: distance)
+        for (index, algorithm) in [RenderAlgorithm.hrtf, .panning].enumerated() where !inUse.contains(algorithm) {
+            buses[algorithm]?.standbyFor = index
+        }
+        // What a voice leaves in the bus after it stops: the reverb's decay, and OpenAL's own filters and look-ahead.
+        standbyTailFrames = Int(((scene.reverb.map { ReverbPreset($0.preset).decayTime } ?? 0) + 0.5) * Double(Room.sampleRate))
         self.field = field
         self.crowd = crowd
         self.bypasses = bypasses
@@ -321,6 +343,9 @@ public final class RoomRenderer {
         precondition(output.count >= frameCount * channelCount, "output block too small")
         try applyControls()
         try joined.feed(from: framesRendered, count: frameCount)
+        for bus in buses {
+            if let index = bus.standbyFor, joined.sounds(onBus: index) { bus.awakeUntil = framesRendered + frameCount + standbyTailFrames }
+        }
         try updateMotion()
         try crowd?.update(at: framesRendered, frames: frameCount)
         let channels = channelCount
@@ -364,14 +389,15 @@ public final class RoomRenderer {
     /// The first bus whose channels are the output's renders straight into
     /// it; every other bus renders into its own buffer and is added in.
     private func renderBuses(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) {
-        let direct = buses.firstIndex { $0.taps == nil }
+        let frame = framesRendered
+        let direct = buses.firstIndex { $0.taps == nil && $0.renders(at: frame) }
         if let direct {
             buses[direct].mixer.render(into: output, frameCount: frameCount)
         } else {
             output.update(repeating: 0)
         }
         let channels = channelCount
-        for (index, bus) in buses.enumerated() where index != direct {
+        for (index, bus) in buses.enumerated() where index != direct && bus.renders(at: frame) {
             let busChannels = bus.mixer.channelCount
             bus.scratch.withUnsafeMutableBufferPointer { scratch in
                 bus.mixer.render(into: scratch, frameCount: frameCount)

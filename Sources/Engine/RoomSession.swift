@@ -70,7 +70,7 @@ public final class RoomSession: @unchecked Sendable {
     /// Sources that joined while the room plays, in the order they joined.
     private var joinedSources: [JoinedEntry] = []
     /// Scene sources removed: silenced at once, stopped once the fade has played.
-    private var removals: [(id: String, frame: Int)] = []
+    private var removals: [(slot: Int, frame: Int)] = []
     /// A `set` changed how a source renders: new renderers are wanted for the same route.
     private var roomChanged = false
 
@@ -165,22 +165,25 @@ public final class RoomSession: @unchecked Sendable {
             let frame = live.frame, now = Double(frame) / Double(Room.sampleRate)
             var sources: [[String: Any]] = []
             /// What `status` tells of one source; `point`: it has a position.
-            func entry(_ description: SourceDescription, algorithm: String, point: Bool) -> [String: Any] {
+            /// `position`: where it is, for a source that has a position.
+            func entry(_ description: SourceDescription, algorithm: String,
+                       position: ((SourceState) -> Position)?) -> [String: Any] {
                 let state = controls.state(of: description.id) ?? SourceState(description)
                 var entry: [String: Any] = ["id": description.id, "mode": description.mode.rawValue,
                                             "category": description.category.rawValue,
                                             "gain": state.gainDecibels, "playing": state.playing, "algorithm": algorithm]
-                if point {
-                    let position = Self.position(of: description, state, at: frame)
-                    entry["position"] = [position.x, position.y, position.z]
-                }
+                if let position = position?(state) { entry["position"] = [position.x, position.y, position.z] }
                 return entry
             }
             for source in room.sources {
-                sources.append(entry(source.description, algorithm: Self.algorithm(of: source, on: route), point: source.isPoint))
+                let position = { (state: SourceState) in Self.position(of: source.description, state, at: frame) }
+                sources.append(entry(source.description, algorithm: Self.algorithm(of: source, on: route),
+                                     position: source.isPoint ? position : nil))
             }
             for joined in joinedSources {
-                var joinedEntry = entry(joined.description, algorithm: route.automaticAlgorithm.rawValue, point: true)
+                let algorithm = JoinBus(joined.description.algorithm)!.algorithm(on: route)
+                var joinedEntry = entry(joined.description, algorithm: algorithm.rawValue,
+                                        position: { joined.feed.position(at: frame, $0) })
                 joinedEntry["joined"] = true
                 joinedEntry["stream"] = joined.isStream
                 sources.append(joinedEntry)
@@ -397,11 +400,13 @@ public final class RoomSession: @unchecked Sendable {
     /// Adds the source `description` describes, from its file. An
     /// identical file the room already holds is shared, not decoded again.
     public func add(_ description: SourceDescription) throws {
-        try Self.checkJoinable(description, origin: "add")
+        let channels = try Room.inspectAudio(description.audioPath).channels
+        try Self.checkJoinable(description, channels: channels, origin: "add")
         let shared = lock.withLock { self.samples(of: description.audioPath) }
         let audio = try shared ?? Self.decodeMono(description)
         try lock.withLock {
-            try join(description, feed: SourceFeed(.samples(audio)))
+            let frame = live.frame
+            try join(description, feed: SourceFeed(.samples(audio), placement: description.placement, origin: frame), at: frame)
         }
     }
 
@@ -410,9 +415,9 @@ public final class RoomSession: @unchecked Sendable {
     public func addStream(id: String, at position: Position, category: SourceCategory = .voice,
                           gainDecibels: Double = 0) throws -> SourceStream {
         let description = try SceneLoader.parseStream(id: id, position: position, gainDecibels: gainDecibels, category: category)
-        try Self.checkJoinable(description, origin: "stream")
+        try Self.checkJoinable(description, channels: 1, origin: "stream")
         let stream = SourceStream(id: id)
-        try lock.withLock { try join(description, feed: stream.feed) }
+        try lock.withLock { try join(description, feed: stream.feed, at: live.frame) }
         return stream
     }
 
@@ -424,14 +429,19 @@ public final class RoomSession: @unchecked Sendable {
                 joinedSources.remove(at: index)
                 return
             }
-            guard let index = room.sources.firstIndex(where: { $0.description.id == id }) else { throw unknownSource(id) }
-            // Renderers keep its voice, silent, until the next rebuilds without it.
-            controls.update(id) { $0.gain = 0 }
-            removals.append((id, live.frame + 2 * RoomEngine.blockFrames))
-            room.sources.remove(at: index)
+            guard room.sources.contains(where: { $0.description.id == id }) else { throw unknownSource(id) }
+            detach(id)
             if var voice = room.scene.voice { voice.participants.removeAll { $0.id == id }; room.scene.voice = voice }
-            room.scene.sources.removeAll { $0.id == id }
         }
+    }
+
+    /// Takes one of the room's own sources out of its books: its voice fades
+    /// out over a block, silent in the renderers until the next rebuilds
+    /// without it, and its id is free for a source that joins.
+    private func detach(_ id: String) {
+        if let slot = controls.detach(id) { removals.append((slot, live.frame + 2 * RoomEngine.blockFrames)) }
+        room.sources.removeAll { $0.description.id == id }
+        room.scene.sources.removeAll { $0.id == id }
     }
 
     /// Sets one property a scene file can give a source (`reverbBlend`,
@@ -440,27 +450,40 @@ public final class RoomSession: @unchecked Sendable {
     /// the scene file's entry would be.
     ///
     /// The room's paths, rate and loop change in place on sources OpenAL
-    /// renders as voices of their own, and on every source that joined.
-    /// Anything else changes how the source renders: new renderers are
-    /// made with it and crossfaded in, as for a route change.
+    /// renders as voices of their own, and on every source that joined. A
+    /// point that stays a point through OpenAL (its algorithm the route's,
+    /// HRTF or panning, at its own rate) moves to the voice every renderer
+    /// keeps for it on that bus, heard from the next block. Anything else
+    /// changes how the source renders: new renderers are made with it and
+    /// crossfaded in, as for a route change.
     public func set(_ id: String, key: String, value: String) throws {
         try lock.withLock {
             let source = try self.source(id)
             let before = description(of: id)!
             let edited = try SceneLoader.editSource(before, key: key, value: value, origin: "set")
             let inPlace = source?.rendersInPlace ?? true
-            if source == nil { try Self.checkJoinable(edited, origin: "set") }
+            if source == nil { try Self.checkJoinable(edited, channels: 1, origin: "set") }
             let renderingChanged = edited.mode != before.mode || edited.algorithm != before.algorithm || edited.inHead != before.inHead
                 || (!inPlace && (edited.paths != before.paths || edited.rate != before.rate || edited.loop != before.loop))
-            if renderingChanged, let source, let index = room.sources.firstIndex(where: { $0.description.id == id }) {
-                // A point's audio is the file downmixed; a bed or passthrough needs the file's own channels.
-                let sameAudio = switch (edited.rendering(channels: source.fileChannels), source.rendering) {
-                case (.point, .point), (.bed, .bed), (.passthrough, .passthrough): true
-                default: false
+            // A point that stays a point on an OpenAL bus moves between the
+            // voices every renderer has; anything else needs new renderers.
+            var rebuild = false
+            if renderingChanged, source == nil {
+                controls.move(id, to: JoinBus(edited.algorithm)!)
+            } else if renderingChanged, let source {
+                let isParticipant = room.scene.voice?.participants.contains { $0.id == id } ?? false
+                let rejoined = try !isParticipant && Self.joinProblem(edited, channels: source.fileChannels, origin: "set") == nil && rejoin(source, as: edited)
+                if !rejoined, let index = room.sources.firstIndex(where: { $0.description.id == id }) {
+                    // A point's audio is the file downmixed; a bed or passthrough needs the file's own channels.
+                    let sameAudio = switch (edited.rendering(channels: source.fileChannels), source.rendering) {
+                    case (.point, .point), (.bed, .bed), (.passthrough, .passthrough): true
+                    default: false
+                    }
+                    room.sources[index] = sameAudio
+                        ? RoomSource(edited, audio: source.audio, fileChannels: source.fileChannels, fileSampleRate: source.fileSampleRate)
+                        : try RoomSource(edited, decoded: AudioFileReader.read(path: edited.audioPath))
+                    rebuild = true
                 }
-                room.sources[index] = sameAudio
-                    ? RoomSource(edited, audio: source.audio, fileChannels: source.fileChannels, fileSampleRate: source.fileSampleRate)
-                    : try RoomSource(edited, decoded: AudioFileReader.read(path: edited.audioPath))
             }
             controls.update(id) { state in
                 state.paths = edited.paths
@@ -478,7 +501,7 @@ public final class RoomSession: @unchecked Sendable {
             }
             if let index = room.scene.sources.firstIndex(where: { $0.id == id }) { room.scene.sources[index] = edited }
             if let index = joinedSources.firstIndex(where: { $0.description.id == id }) { joinedSources[index].description = edited }
-            if renderingChanged {
+            if rebuild {
                 roomChanged = true
                 takeoverWanted = true
                 try takeOverIfDue()
@@ -486,22 +509,30 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
-    /// What a source that joins a playing room may be today: a point at a
-    /// fixed place, rendered with the route's algorithm, at its own rate.
-    static func checkJoinable(_ description: SourceDescription, origin: String) throws {
+    /// What a source that joins a playing room may be today: a point on one
+    /// of OpenAL's buses (the route's algorithm, HRTF or panning), fixed or
+    /// on keyframes, at its own rate.
+    ///
+    /// - Parameter channels: the channels of the source's audio, which decide
+    ///   whether a multichannel file plays as a point.
+    static func checkJoinable(_ description: SourceDescription, channels: Int, origin: String) throws {
+        if let problem = joinProblem(description, channels: channels, origin: origin) { throw problem }
+    }
+
+    static func joinProblem(_ description: SourceDescription, channels: Int, origin: String) -> SceneValidationError? {
         func refuse(_ field: String, _ value: String, _ reason: String) -> SceneValidationError {
             SceneValidationError(issues: [SceneIssue(file: origin, line: nil, field: "\(description.id).\(field)", value: value,
                                                      reason: reason + "; a source that joins a playing room cannot yet, so put it in the scene file")])
         }
-        if description.mode == .bed || description.mode == .bypass {
-            throw refuse("mode", description.mode.rawValue, "it would not be a point in the room")
+        if description.shape(channels: channels) != .point {
+            return refuse("mode", description.mode.rawValue, "a file of \(channels) channels would not play as a point in the room")
         }
-        if description.algorithm != .auto {
-            throw refuse("algorithm", description.algorithm.rawValue, "it would not render with the route's algorithm")
+        if JoinBus(description.algorithm) == nil {
+            return refuse("algorithm", description.algorithm.rawValue, "it would not render through OpenAL")
         }
-        if case .moving = description.placement { throw refuse("motion", "keyframes", "it would follow keyframes") }
-        if description.inHead != .mono { throw refuse("inHead", description.inHead.rawValue, "it would bypass the room inside the head") }
-        if description.rate != 1 { throw refuse("rate", "\(description.rate)", "it would play at another rate") }
+        if description.inHead != .mono { return refuse("inHead", description.inHead.rawValue, "it would bypass the room inside the head") }
+        if description.rate != 1 { return refuse("rate", "\(description.rate)", "it would play at another rate") }
+        return nil
     }
 
     /// Decodes a joining source's file to mono at the engine's rate.
@@ -529,20 +560,24 @@ public final class RoomSession: @unchecked Sendable {
         return nil
     }
 
-    private func join(_ description: SourceDescription, feed: SourceFeed) throws {
+    /// Gives a source that joins at timeline frame `frame` a place: its
+    /// entry's start and keyframes count from then.
+    private func join(_ description: SourceDescription, feed: SourceFeed, at frame: Int) throws {
         let id = description.id
         guard self.description(of: id) == nil else {
             throw SceneValidationError(issues: [SceneIssue(file: "add", line: nil, field: "\(id).id", value: id, reason: "id already used by a source of the room")])
         }
-        guard controls.slot(of: id) == nil else {
-            throw SessionError.refused("source \"\(id)\" was just removed and is still fading out; add it again in a moment")
-        }
-        let frame = live.frame
         var state = SourceState(description)
         state.startFrame += frame
-        let position = description.placement.position(at: 0)
-        state.glide = Glide(from: position, to: position, startFrame: frame, endFrame: frame)
-        guard controls.join(id, feed: feed, category: description.category, state: state) != nil else {
+        if case .fixed(let position) = description.placement {
+            state.glide = Glide(from: position, to: position, startFrame: frame, endFrame: frame)
+        }
+        try join(description, feed: feed, state: state)
+    }
+
+    private func join(_ description: SourceDescription, feed: SourceFeed, state: SourceState) throws {
+        guard controls.join(description.id, feed: feed, category: description.category, state: state,
+                            bus: JoinBus(description.algorithm)!) != nil else {
             let held = controls.leavingCount
             let mix = description.category == .scene ? "scene" : "talkers"
             throw SessionError.refused("the room's \(mix) mix takes \(SessionControls.joinCapacityPerMix) sources added while it plays "
@@ -552,12 +587,28 @@ public final class RoomSession: @unchecked Sendable {
         joinedSources.append(JoinedEntry(description: description, feed: feed))
     }
 
+    /// Moves one of the room's own sources into a place for joined sources,
+    /// rendered as `edited` says from the next block: the source goes on
+    /// where it was on the timeline, and its old voice fades out. False,
+    /// changing nothing, when no place is free.
+    private func rejoin(_ source: RoomSource, as edited: SourceDescription) throws -> Bool {
+        let id = edited.id
+        guard controls.hasPlace(for: edited.category), var state = controls.state(of: id) else { return false }
+        let audio = source.audio.channelCount == 1 ? source.audio.samples : try Self.decodeMono(edited)
+        if state.glide == nil, case .fixed(let position) = edited.placement {
+            state.glide = Glide(from: position, to: position, startFrame: 0, endFrame: 0)
+        }
+        detach(id)
+        try join(edited, feed: SourceFeed(.samples(audio), placement: edited.placement, origin: 0), state: state)
+        return true
+    }
+
     /// Stops the removed scene sources whose fade has played.
     private func finishRemovals() {
         let frame = live.frame
         removals.removeAll { removal in
             guard removal.frame <= frame else { return false }
-            controls.forget(removal.id)
+            controls.stop(slot: removal.slot)
             return true
         }
     }

@@ -61,10 +61,38 @@ public struct ListenerState: Sendable, Equatable, BitwiseCopyable {
 /// A place for a source that joins the room while it plays, as the render
 /// thread sees it: what it plays, if anything.
 struct JoinedSource: BitwiseCopyable {
-    /// Changes whenever the place is taken or given up.
+    /// Changes whenever the place is taken, given up or moved to another bus.
     var generation = 0
     /// The `SourceFeed`, unretained: the controls keep it alive until every renderer has let it go.
     var feed: UnsafeRawPointer?
+    var bus = JoinBus.route
+}
+
+/// The OpenAL bus a joined source plays on: every renderer has one of each.
+enum JoinBus: UInt8, BitwiseCopyable, CaseIterable {
+    /// The route's own algorithm: what a source asking for none gets.
+    case route
+    case hrtf
+    case panning
+
+    /// The bus for a source that asks for `algorithm`; nil for one no bus plays.
+    init?(_ algorithm: SourceAlgorithm) {
+        switch algorithm {
+        case .auto: self = .route
+        case .hrtf: self = .hrtf
+        case .panning: self = .panning
+        case .soundField, .passthrough: return nil
+        }
+    }
+
+    /// The algorithm it renders with on `route`.
+    func algorithm(on route: OutputRoute) -> RenderAlgorithm {
+        switch self {
+        case .route: route.automaticAlgorithm
+        case .hrtf: .hrtf
+        case .panning: .panning
+        }
+    }
 }
 
 /// A room's parameter plane: one latest-wins slot per source and one for
@@ -141,7 +169,7 @@ public final class SessionControls: @unchecked Sendable {
     /// Gives `feed` a place in the mix that plays `category` as source
     /// `id`, starting from `state`; nil when every place of the mix is
     /// taken or still waiting for the render side to let its last source go.
-    func join(_ id: String, feed: SourceFeed, category: SourceCategory, state: SourceState) -> Int? {
+    func join(_ id: String, feed: SourceFeed, category: SourceCategory, state: SourceState, bus: JoinBus) -> Int? {
         registry.withLock { books in
             collect(&books)
             let waiting = Set(books.leaving.map(\.place))
@@ -153,9 +181,23 @@ public final class SessionControls: @unchecked Sendable {
             books.slots[id] = firstJoined + place
             sources[firstJoined + place].store(state)
             joined[place].store(JoinedSource(generation: books.generations[place],
-                                             feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque())))
+                                             feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque()), bus: bus))
             changes.add(1, ordering: .releasing)
             return place
+        }
+    }
+
+    /// Moves joined source `id` to another bus: it fades out of the one it
+    /// played on and into `bus` over the next block. False when it did not join.
+    @discardableResult
+    func move(_ id: String, to bus: JoinBus) -> Bool {
+        registry.withLock { books in
+            guard let slot = books.slots[id], slot >= firstJoined, let feed = books.feeds[slot - firstJoined] else { return false }
+            let place = slot - firstJoined
+            books.generations[place] += 1
+            joined[place].store(JoinedSource(generation: books.generations[place],
+                                             feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque()), bus: bus))
+            return true
         }
     }
 
@@ -175,12 +217,27 @@ public final class SessionControls: @unchecked Sendable {
         }
     }
 
-    /// Stops and forgets one of the room's own sources; its slot stays, silent, for the renderers that still play it.
-    func forget(_ id: String) {
+    /// Silences one of the room's own sources and frees its id at once; its
+    /// slot stays for the renderers that still play it, and `stop(slot:)`
+    /// stops it once its fade has played. Nil when `id` is not one of them.
+    func detach(_ id: String) -> Int? {
         registry.withLock { books in
-            guard let slot = books.slots[id], slot < firstJoined else { return }
-            sources[slot].update { $0.playing = false }
+            guard let slot = books.slots[id], slot < firstJoined else { return nil }
+            sources[slot].update { $0.gain = 0 }
             books.slots[id] = nil
+            return slot
+        }
+    }
+
+    /// Stops a detached source.
+    func stop(slot: Int) { sources[slot].update { $0.playing = false } }
+
+    /// Whether a source of `category` would find a place to join now.
+    func hasPlace(for category: SourceCategory) -> Bool {
+        registry.withLock { books in
+            collect(&books)
+            let waiting = Set(books.leaving.map(\.place))
+            return SourceMix(category).joinPlaces.contains { books.feeds[$0] == nil && !waiting.contains($0) }
         }
     }
 
