@@ -214,10 +214,13 @@ final class JoinedVoices {
     private static let unapplied = SourceState(gain: 0, playing: false, startFrame: 0,
                                                paths: RoomPaths(reverbBlend: -1, obstruction: 0, occlusion: 0))
 
-    /// Whether a voice on bus `index` (0: HRTF, 1: panning) plays or fades. Render thread.
-    func sounds(onBus index: Int) -> Bool { voices[index].contains { $0.sounding } }
+    /// Whether a voice on the bus of `algorithm` plays or fades. Render thread.
+    func sounds(on algorithm: RenderAlgorithm) -> Bool { voices[Self.busIndex(algorithm)].contains { $0.sounding } }
 
-    private func busIndex(_ bus: JoinBus) -> Int { bus.algorithm(on: route) == .hrtf ? 0 : 1 }
+    /// Where a bus's voices are in `voices`.
+    private static func busIndex(_ algorithm: RenderAlgorithm) -> Int { algorithm == .hrtf ? 0 : 1 }
+
+    private func busIndex(_ bus: JoinBus) -> Int { Self.busIndex(bus.algorithm(on: route)) }
 
     private func voice(_ index: Int) -> Voice { voices[busIndex(places[index].bus)][index] }
 

@@ -72,14 +72,13 @@ public final class RoomRenderer {
         /// How its channels reach the output; nil when they are the output's.
         let taps: [ChannelTap]?
         var scratch: [Float]
-        /// A bus only joined sources play on, as the joined voices number
-        /// their buses: it renders only while one of them sounds, and for
-        /// the tail after, so an idle bus costs nothing.
-        var standbyFor: Int?
+        /// Only joined sources play on it: it renders only while one of them
+        /// sounds, and for the tail after, so an idle bus costs nothing.
+        var standsBy = false
         /// The timeline frame a standby bus renders until.
         @exclusivity(unchecked) var awakeUntil = 0
 
-        func renders(at frame: Int) -> Bool { standbyFor == nil || frame < awakeUntil }
+        func renders(at frame: Int) -> Bool { !standsBy || frame < awakeUntil }
 
         init(mixer: SpatialMixer, output: ChannelLayout) {
             self.mixer = mixer
@@ -309,9 +308,7 @@ public final class RoomRenderer {
         let inUse = used
         joined = try JoinedVoices(hrtf: bus(.hrtf).mixer, panning: bus(.panning).mixer, route: route, controls: controls, mix: mix,
                                   distance: distance)
-        for (index, algorithm) in [RenderAlgorithm.hrtf, .panning].enumerated() where !inUse.contains(algorithm) {
-            buses[algorithm]?.standbyFor = index
-        }
+        for (algorithm, bus) in buses where !inUse.contains(algorithm) { bus.standsBy = true }
         // What a voice leaves in the bus after it stops: the reverb's decay, and OpenAL's own filters and look-ahead.
         standbyTailFrames = Int(((scene.reverb.map { ReverbPreset($0.preset).decayTime } ?? 0) + 0.5) * Double(Room.sampleRate))
         self.field = field
@@ -344,7 +341,7 @@ public final class RoomRenderer {
         try applyControls()
         try joined.feed(from: framesRendered, count: frameCount)
         for bus in buses {
-            if let index = bus.standbyFor, joined.sounds(onBus: index) { bus.awakeUntil = framesRendered + frameCount + standbyTailFrames }
+            if bus.standsBy, joined.sounds(on: bus.mixer.algorithm) { bus.awakeUntil = framesRendered + frameCount + standbyTailFrames }
         }
         try updateMotion()
         try crowd?.update(at: framesRendered, frames: frameCount)
