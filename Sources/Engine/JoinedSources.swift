@@ -11,8 +11,9 @@ import Spatial
 /// ring, which every renderer reads at the same frames.
 final class SourceFeed: @unchecked Sendable {
     enum Audio {
-        /// Mono at the engine's rate.
-        case samples([Float])
+        /// At the engine's rate, a channel apiece: one for a point, the file's own for a sound played as it is.
+        case samples([[Float]])
+        /// Mono at the engine's rate, as the app pushes it.
         case stream(SampleRing)
     }
 
@@ -21,6 +22,8 @@ final class SourceFeed: @unchecked Sendable {
     /// starts at `origin`: its entry's keyframes count from when it joined.
     let placement: Placement
     let origin: Int
+    /// For a bed, the direction in the world (OpenAL axes) of each channel, a speaker feed apiece.
+    let speakers: [SIMD3<Double>]?
     /// What a stream's ring gave, by timeline frame modulo its size; render thread only.
     private let history: UnsafeMutableBufferPointer<Float>
     /// The timeline frame up to which the stream has been pulled.
@@ -28,10 +31,11 @@ final class SourceFeed: @unchecked Sendable {
 
     private static let historyFrames = 1 << 14
 
-    init(_ audio: Audio, placement: Placement = .fixed(.zero), origin: Int = 0) {
+    init(_ audio: Audio, placement: Placement = .fixed(.zero), origin: Int = 0, speakers: [SIMD3<Double>]? = nil) {
         self.audio = audio
         self.placement = placement
         self.origin = origin
+        self.speakers = speakers
         if case .stream = audio {
             history = .allocate(capacity: Self.historyFrames)
             history.initialize(repeating: 0)
@@ -41,6 +45,12 @@ final class SourceFeed: @unchecked Sendable {
     }
 
     deinit { history.deallocate() }
+
+    /// How many channels it plays.
+    var channelCount: Int {
+        if case .samples(let channels) = audio { return channels.count }
+        return 1
+    }
 
     /// Where a source told `state` is at timeline frame `frame`.
     func position(at frame: Int, _ state: SourceState) -> Position {
@@ -53,24 +63,14 @@ final class SourceFeed: @unchecked Sendable {
         return false
     }
 
-    /// Fills `chunk` with what plays from timeline frame `frame` on, for a
-    /// source told `state`. Render thread only.
-    func fill(_ chunk: UnsafeMutableBufferPointer<Float>, from frame: Int, _ state: SourceState) {
+    /// Fills `chunk` with what channel `channel` plays from timeline frame
+    /// `frame` on, for a source told `state`: a file at the state's rate,
+    /// a stream as it was pushed. Render thread only.
+    func fill(_ chunk: UnsafeMutableBufferPointer<Float>, from frame: Int, _ state: SourceState, channel: Int = 0) {
         switch audio {
-        case .samples(let samples):
-            samples.withUnsafeBufferPointer { samples in
-                let count = samples.count
-                for index in chunk.indices {
-                    let offset = frame + index - state.startFrame
-                    if offset < 0 || count == 0 {
-                        chunk[index] = 0
-                    } else if offset < count {
-                        chunk[index] = samples[offset]
-                    } else {
-                        chunk[index] = state.loop ? samples[offset % count] : 0
-                    }
-                }
-            }
+        case .samples(let channels):
+            TimelineSamples(samples: channels[channel], startFrame: state.startFrame, rate: state.rate, loop: state.loop)
+                .read(into: chunk, from: frame)
         case .stream(let ring):
             pull(from: ring, through: frame + chunk.count, startingAt: frame)
             let mask = Self.historyFrames - 1, oldest = pulledThrough - Self.historyFrames
@@ -146,11 +146,15 @@ public enum SourceMix: Sendable {
     }
 }
 
-/// A renderer's voices for sources that join its mix while the room plays:
-/// one streamed point per place of the mix in the room's controls on each
-/// of its buses, made with the renderer, so a join opens nothing, a leave
-/// frees nothing and a change of algorithm moves the source between voices
-/// the renderer already has.
+/// A renderer's voices for sources that join its mix while the room plays.
+/// Everything is made with the renderer, so a join opens nothing, a leave
+/// frees nothing, and a source that changes how it renders moves between
+/// parts the renderer already has, heard from the next block:
+///
+/// - a streamed point per place on each OpenAL bus, HRTF and panning;
+/// - a place per source in the engine's sound field;
+/// - the output itself, for a source played as it is and for the copy of
+///   an in-head point that bypasses the room.
 final class JoinedVoices {
     private let controls: SessionControls
     /// The mix's places in the controls; `places` and each bus's voices count from its start.
@@ -159,16 +163,48 @@ final class JoinedVoices {
     private let route: OutputRoute
     /// One voice per place on the HRTF bus, then one per place on the panning bus.
     private let voices: [[Voice]]
+    private let field: SoundFieldBus
+    private let reverberant: Bool
+    /// Frames the buses delay what they render, which what plays as it is waits out.
+    private let latency: Int
+    /// How a feed of n channels reaches the output, at index n.
+    private let taps: [[ChannelTap]]
     @exclusivity(unchecked) private var places: [Place]
+    @exclusivity(unchecked) private var listenerPosition: Position
     private let chunk: UnsafeMutableBufferPointer<Float>
+    /// One channel of what plays as it is, for the longest render call.
+    private let scratch: UnsafeMutableBufferPointer<Float>
+    /// Obstruction and occlusion on what plays as it is, a filter per channel and place.
+    @exclusivity(unchecked) private var shelves: [HighShelfFilter]
     private let chunkFrames = RoomRenderer.blockFrames
+
+    /// The most channels a source played as it is has: 7.1.
+    private static let maximumChannels = 8
 
     private struct Place {
         var generation = 0
         /// The source's feed while it belongs to this mix.
         var feed: UnsafeRawPointer?
-        var bus = JoinBus.route
+        var rendering = JoinedRendering(bus: .route)
         var applied = JoinedVoices.unapplied
+        /// Inside the head radius with `inHead: bypass`, at the block's start.
+        var inside = false
+        /// How much of it the in-head copy plays now and at the end of the last block: 0 outside the head, 1 inside.
+        var inHeadShare = 0.0
+        var previousInHeadShare = 0.0
+        var asIs = AsIs()
+    }
+
+    /// What a place plays straight to the output: the feed it reads (kept
+    /// while it fades, after the place moved on), its state, and its gain
+    /// at the end of the last block and now.
+    private struct AsIs {
+        var feed: UnsafeRawPointer?
+        var state = JoinedVoices.unapplied
+        var channels = 1
+        var gain: Float = 0
+        var target: Float = 0
+        var shelved = false
     }
 
     /// A streamed point and how far it has been fed.
@@ -185,11 +221,18 @@ final class JoinedVoices {
         init(_ stream: StreamedPoint) { self.stream = stream }
     }
 
-    /// - Parameter mixers: the renderer's HRTF bus and its panning bus.
-    init(hrtf: SpatialMixer, panning: SpatialMixer, route: OutputRoute, controls: SessionControls, mix: SourceMix,
-         distance: DistanceModel) throws {
+    /// - Parameters:
+    ///   - hrtf, panning: the renderer's two OpenAL buses.
+    ///   - field: the renderer's sound field, which keeps a place for each of the mix's.
+    ///   - latency: the buses' latency, which what plays as it is waits out.
+    init(hrtf: SpatialMixer, panning: SpatialMixer, field: SoundFieldBus, route: OutputRoute, controls: SessionControls,
+         mix: SourceMix, distance: DistanceModel, reverberant: Bool, latency: Int, listenerPosition: Position) throws {
         self.controls = controls
         self.route = route
+        self.field = field
+        self.reverberant = reverberant
+        self.latency = latency
+        self.listenerPosition = listenerPosition
         let range = mix.joinPlaces
         self.range = range
         // Enough chunks for the longest render call and one ahead of it, twice over.
@@ -202,12 +245,22 @@ final class JoinedVoices {
                 return Voice(stream)
             }
         }
+        taps = (0...Self.maximumChannels).map { channels in
+            SourceShape.passthroughChannelCounts.contains(channels) ? ChannelTap.passthrough(channels: channels, to: route.layout) : []
+        }
         places = Array(repeating: Place(), count: range.count)
+        shelves = Array(repeating: HighShelfFilter(gainHF: 1, sampleRate: Double(Room.sampleRate)),
+                        count: range.count * Self.maximumChannels)
         chunk = .allocate(capacity: RoomRenderer.blockFrames)
         chunk.initialize(repeating: 0)
+        scratch = .allocate(capacity: RoomRenderer.maximumCallFrames)
+        scratch.initialize(repeating: 0)
     }
 
-    deinit { chunk.deallocate() }
+    deinit {
+        chunk.deallocate()
+        scratch.deallocate()
+    }
 
     /// What a place holds before its source's state is first applied:
     /// paths no source has, so whatever the last source left on the voice is set anew.
@@ -220,12 +273,18 @@ final class JoinedVoices {
     /// Where a bus's voices are in `voices`.
     private static func busIndex(_ algorithm: RenderAlgorithm) -> Int { algorithm == .hrtf ? 0 : 1 }
 
-    private func busIndex(_ bus: JoinBus) -> Int { Self.busIndex(bus.algorithm(on: route)) }
+    /// The OpenAL bus a rendering plays on, in `voices`; nil for the field and the output.
+    private func busIndex(_ rendering: JoinedRendering) -> Int? { rendering.bus.algorithm(on: route).map(Self.busIndex) }
 
-    private func voice(_ index: Int) -> Voice { voices[busIndex(places[index].bus)][index] }
+    /// Place `index`'s OpenAL voice, if it renders on one.
+    private func voice(_ index: Int) -> Voice? { busIndex(places[index].rendering).map { voices[$0][index] } }
 
-    /// Takes the joins, leaves and changes since the last block. Render thread.
-    func apply(at frame: Int) throws {
+    // MARK: The render thread
+
+    /// Takes the joins, leaves and changes since the last block, with the
+    /// listener where the renderer has it.
+    func apply(at frame: Int, listener: Position) throws {
+        listenerPosition = listener
         for bus in voices {
             for voice in bus where voice.fading {
                 try voice.stream.rewind()
@@ -242,26 +301,89 @@ final class JoinedVoices {
         }
     }
 
-    /// Place `index` is taken, given up or moved to another bus: the voice
-    /// that played fades out, and a source that moved rises in on its new one.
+    /// Place `index` is taken, given up or renders another way: what played
+    /// fades out, and a source that only changed how it renders rises in.
     private func take(_ joined: JoinedSource, at index: Int, frame: Int) throws {
+        let before = places[index].rendering, after = joined.rendering
         let sameSource = joined.feed != nil && joined.feed == places[index].feed
         defer {
             places[index].generation = joined.generation
-            places[index].bus = joined.bus
+            places[index].rendering = after
         }
-        // Another algorithm that comes to the same bus on this route changes nothing here.
-        if sameSource && busIndex(joined.bus) == busIndex(places[index].bus) { return }
-        let before = voice(index)
-        if before.sounding { try fade(before, index, at: frame) }
+        // Another algorithm that comes to the same part on this route changes nothing here.
+        let samePart = busIndex(before) == busIndex(after) && (busIndex(before) != nil || before.bus == after.bus)
+        if sameSource && samePart { return }
+        var wasSounding = false
+        if let voice = voice(index), voice.sounding {
+            wasSounding = true
+            try fade(voice, index, at: frame)
+        }
+        if before.bus == .soundField && places[index].feed != nil {
+            wasSounding = true
+            field.leave(index)
+        }
+        places[index].asIs.target = 0
         places[index].feed = joined.feed
         places[index].applied = Self.unapplied
-        voices[busIndex(joined.bus)][index].risesIn = sameSource && before.sounding
+        guard let feed = joined.feed else { return }
+        if let bus = busIndex(after) { voices[bus][index].risesIn = sameSource && wasSounding }
+        if after.bus == .soundField { field.join(index, feed: feed, at: frame) }
     }
 
     private func apply(_ state: SourceState, to index: Int, at frame: Int) throws {
-        let before = places[index].applied, voice = voice(index), point = voice.stream.point
+        let before = places[index].applied, rendering = places[index].rendering
         places[index].applied = state
+        let position = withFeed(index) { $0.position(at: frame, state) }
+        let offset = position - listenerPosition
+        places[index].inside = rendering.bypassesInHead && (offset * offset).sum().squareRoot() < PointSource.headRadius
+        if before == Self.unapplied {
+            // A source that joins inside the head starts as its copy.
+            places[index].inHeadShare = places[index].inside ? 1 : 0
+            places[index].previousInHeadShare = places[index].inHeadShare
+        }
+        switch rendering.bus {
+        case .soundField:
+            // A bed, as in the scene, takes no room paths.
+            let paths = withFeed(index) { $0.speakers == nil } ? state.paths : .dry
+            field.setJoined(index, state, scale: paths.directGain(reverberant: reverberant), directPathHF: paths.directHF)
+            field.setJoinedSpatialShare(1 - places[index].inHeadShare, of: index)
+        case .passthrough:
+            let paths = rendering.dry ? RoomPaths.dry : state.paths
+            if paths != places[index].asIs.state.paths || places[index].asIs.feed != places[index].feed {
+                setShelves(index, directPathHF: paths.directHF)
+            }
+            playAsIs(index, state, channels: withFeed(index) { $0.channelCount }, paths: paths)
+            places[index].asIs.target = state.playing ? Float(state.gain * paths.directGain(reverberant: reverberant)) : 0
+        case .route, .hrtf, .panning:
+            try apply(state, before, position: position, toVoiceOf: index, at: frame)
+        }
+        // The in-head copy: the point's own audio as it is, without the room.
+        if rendering.bypassesInHead {
+            if places[index].asIs.feed != places[index].feed { places[index].asIs.shelved = false }
+            playAsIs(index, state, channels: 1, paths: .dry)
+        }
+    }
+
+    /// Place `index` plays its feed as it is, told `state`.
+    private func playAsIs(_ index: Int, _ state: SourceState, channels: Int, paths: RoomPaths) {
+        places[index].asIs.feed = places[index].feed
+        places[index].asIs.state = state
+        places[index].asIs.state.paths = paths
+        places[index].asIs.channels = channels
+    }
+
+    /// Sets the filters on what place `index` plays as it is.
+    private func setShelves(_ index: Int, directPathHF: Double) {
+        places[index].asIs.shelved = directPathHF < 1
+        guard directPathHF < 1 else { return }
+        let shelf = HighShelfFilter(gainHF: directPathHF, sampleRate: Double(Room.sampleRate))
+        for channel in 0..<Self.maximumChannels { shelves[index * Self.maximumChannels + channel] = shelf }
+    }
+
+    /// Sets a place's OpenAL voice as its source's state says.
+    private func apply(_ state: SourceState, _ before: SourceState, position: Position, toVoiceOf index: Int, at frame: Int) throws {
+        guard let voice = voice(index) else { return }
+        let point = voice.stream.point
         if state.paths != before.paths {
             try point.setRoomEffects(reverbBlend: state.paths.reverbBlend, obstruction: state.paths.obstruction,
                                      occlusion: state.paths.occlusion)
@@ -269,20 +391,23 @@ final class JoinedVoices {
         let moves = if let glide = state.glide { glide != before.glide || frame <= glide.endFrame } else {
             before == Self.unapplied || withFeed(index) { $0.followsKeyframes }
         }
-        if moves { try point.setPosition(withFeed(index) { $0.position(at: frame, state) }) }
+        if moves { try point.setPosition(position) }
         let restarted = state.playing != before.playing || state.startFrame != before.startFrame
         if restarted && state.playing {
             if voice.sounding { try voice.stream.rewind() }
             voice.sounding = true
             voice.fading = false
             voice.queuedThrough = frame
-            try point.setGain(linear: state.gain)
+            try point.setGain(linear: spatialGain(index, state))
         } else if restarted {
             if voice.sounding && !voice.fading { try fade(voice, index, at: frame) }
         } else if state.gain != before.gain && voice.sounding && !voice.fading {
-            try point.setGain(linear: state.gain)
+            try point.setGain(linear: spatialGain(index, state))
         }
     }
+
+    /// The gain of a place's spatial part: what its in-head copy leaves.
+    private func spatialGain(_ index: Int, _ state: SourceState) -> Double { state.gain * (1 - places[index].inHeadShare) }
 
     /// Fades `voice` out over the first half of the block about to render,
     /// in the chunk already queued for it, so OpenAL's look-ahead carries
@@ -297,15 +422,17 @@ final class JoinedVoices {
         try voice.stream.overwrite(UnsafeBufferPointer(chunk), back: ahead / chunkFrames)
     }
 
-    /// Feeds every sounding voice a chunk ahead of the `count` frames about
-    /// to render from `frame`: a fading one silence, the rest their place's feed. Render thread.
+    /// Moves the in-head crossfades on by `count` frames and feeds every
+    /// sounding voice a chunk ahead of the `count` frames about to render
+    /// from `frame`: a fading one silence, the rest their place's feed.
     func feed(from frame: Int, count: Int) throws {
+        try advanceInHeadCopies(by: count)
         for bus in voices.indices {
             for index in places.indices {
                 let voice = voices[bus][index]
                 guard voice.sounding else { continue }
                 while voice.queuedThrough < frame + count + chunkFrames {
-                    if !voice.fading, busIndex(places[index].bus) == bus, places[index].feed != nil {
+                    if !voice.fading, busIndex(places[index].rendering) == bus, places[index].feed != nil {
                         fillChunk(index, from: voice.queuedThrough)
                         if voice.risesIn {
                             let half = chunkFrames / 2
@@ -317,6 +444,61 @@ final class JoinedVoices {
                     }
                     try voice.stream.queue(UnsafeBufferPointer(chunk))
                     voice.queuedThrough += chunkFrames
+                }
+            }
+        }
+    }
+
+    /// Moves every in-head crossfade on by `count` frames, as
+    /// `InHeadBypass` does: the copy's share of the source rises inside the
+    /// head radius and falls outside, and the spatial part keeps the rest.
+    private func advanceInHeadCopies(by count: Int) throws {
+        let step = Double(count) / Double(InHeadBypass.crossfadeFrames)
+        for index in places.indices where places[index].feed != nil && places[index].rendering.bus != .passthrough {
+            let share = places[index].inHeadShare
+            places[index].previousInHeadShare = share
+            let next = places[index].inside ? min(1, share + step) : max(0, share - step)
+            places[index].inHeadShare = next
+            let state = places[index].applied
+            if places[index].asIs.feed == places[index].feed {
+                places[index].asIs.target = state.playing ? Float(state.gain * next) : 0
+            }
+            guard next != share else { continue }
+            if places[index].rendering.bus == .soundField {
+                field.setJoinedSpatialShare(1 - next, of: index)
+            } else if let voice = voice(index), voice.sounding, !voice.fading {
+                try voice.stream.point.setGain(linear: spatialGain(index, state))
+            }
+        }
+    }
+
+    /// Adds what every place plays as it is over the `count` frames just
+    /// rendered from `frame` into `output`, delayed by the buses' latency
+    /// and ramped from the last block's gain. A part that faded to nothing
+    /// lets its feed go.
+    func mix(into output: UnsafeMutableBufferPointer<Float>, outputChannels: Int, from frame: Int, count: Int) {
+        let block = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
+        for index in places.indices where places[index].asIs.feed != nil {
+            let asIs = places[index].asIs
+            places[index].asIs.gain = asIs.target
+            if asIs.gain == 0 && asIs.target == 0 {
+                let rendering = places[index].rendering
+                let stillPlays = places[index].feed == asIs.feed && (rendering.bus == .passthrough || rendering.bypassesInHead)
+                if !stillPlays { places[index].asIs.feed = nil }
+                continue
+            }
+            let feed = Unmanaged<SourceFeed>.fromOpaque(asIs.feed!)
+            for channel in 0..<asIs.channels {
+                feed._withUnsafeGuaranteedRef { $0.fill(block, from: frame - latency, asIs.state, channel: channel) }
+                if asIs.shelved {
+                    for offset in 0..<count { block[offset] = shelves[index * Self.maximumChannels + channel].process(block[offset]) }
+                }
+                for tap in taps[asIs.channels] where tap.input == channel {
+                    let gain = tap.gain
+                    for offset in 0..<count {
+                        let ramp = asIs.gain + (asIs.target - asIs.gain) * Float(offset + 1) / Float(count)
+                        output[offset * outputChannels + tap.output] += block[offset] * ramp * gain
+                    }
                 }
             }
         }

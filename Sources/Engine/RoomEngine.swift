@@ -66,6 +66,8 @@ public final class RoomEngine {
     @exclusivity(unchecked) private var participants: [ParticipantListener]
     @exclusivity(unchecked) private var localTalker = LocalTalker()
     @exclusivity(unchecked) private var pendingRouteChange: (frame: Int, route: OutputRoute)?
+    /// The joins and leaves counted before the last block, reported after this one.
+    @exclusivity(unchecked) private var joinsBeforeLastBlock = 0
 
     @exclusivity(unchecked) private var prompts: [RoomPrompt]
     @exclusivity(unchecked) private var promptQueue: [(prompt: Int, frame: Int)] = []
@@ -292,8 +294,9 @@ public final class RoomEngine {
     @discardableResult
     public func renderBlock() throws -> UnsafeBufferPointer<Float> {
         let block = Self.blockFrames, channels = channelCount
-        // Read before any renderer reads its places, reported once all have
-        // rendered: every renderer has then let go of what left by this count.
+        // Read before any renderer reads its places, reported a block after
+        // all have rendered: every renderer has then let go of what left by
+        // this count, the field's chunk that may trail a block included.
         let joins = controls.changeCount()
         startPrompts()
         var done = 0
@@ -321,7 +324,8 @@ public final class RoomEngine {
         OutputGuard.sanitize(master)
         try (customSink ?? deviceSink).play(UnsafeBufferPointer(master), channels: channels)
         try listen()
-        controls.rendered(through: joins)
+        controls.rendered(through: joinsBeforeLastBlock)
+        joinsBeforeLastBlock = joins
         framesRendered += block
         return UnsafeBufferPointer(master)
     }

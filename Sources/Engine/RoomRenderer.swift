@@ -55,8 +55,9 @@ public final class RoomRenderer {
     @exclusivity(unchecked) private var sources: [LiveSource]
     @exclusivity(unchecked) private var listener: ListenerState
     private let passthrough: [PassthroughVoice]
-    /// Sources the engine pans into a third-order field itself; nil when none asks for `soundField`.
-    private let field: SoundFieldBus?
+    /// Sources the engine pans into a third-order field itself: those that
+    /// ask for `soundField`, a crowd's, and those that join so. Idle while none sounds.
+    private let field: SoundFieldBus
     /// Sources rendered alone or in the field by loudness; nil when the room has no crowd.
     private let crowd: Crowd?
     private let bypasses: [InHeadBypass]
@@ -152,7 +153,8 @@ public final class RoomRenderer {
             if let bus = buses[algorithm] { return bus }
             let mixer = try SpatialMixer(algorithm: algorithm, layout: algorithm == .hrtf ? .stereo : route.layout,
                                          sampleRate: Room.sampleRate,
-                                         sources: max(256, 2 * room.sources.count + 64) + SessionControls.joinCapacity,
+                                         sources: max(256, 2 * room.sources.count + 64) + SessionControls.joinCapacity
+                                            + SoundFieldBus.streamCount,
                                          voices: room.playingVoices(levelOfDetail))
             try mixer.setDistanceModel(distance)
             try mixer.setListener(position: listener.position, orientation: listener.orientation)
@@ -165,13 +167,13 @@ public final class RoomRenderer {
         let latency = try bus(route.automaticAlgorithm).mixer.latencyFrames
         used = []
 
-        var field: SoundFieldBus?
+        // The field plays on the route's bus; the room's sources that use it keep that bus awake.
+        let field = try SoundFieldBus(mixer: buses[route.automaticAlgorithm]!.mixer, listenerPosition: listener.position,
+                                      listenerOrientation: listener.orientation, distance: distance,
+                                      joinPlaces: mix.joinPlaces.count, startingAt: frame)
         func soundField() throws -> SoundFieldBus {
-            if let field { return field }
-            let made = try SoundFieldBus(mixer: bus(route.automaticAlgorithm).mixer, listenerPosition: listener.position,
-                                         listenerOrientation: listener.orientation, startingAt: frame)
-            field = made
-            return made
+            used.insert(route.automaticAlgorithm)
+            return field
         }
         let reverberant = scene.reverb != nil
         // What the engine renders itself reaches the room's reverb through
@@ -266,7 +268,7 @@ public final class RoomRenderer {
                 inHead = .openAL(made)
                 sound = made
             case .bed(.soundField?):
-                let (feeds, directions) = try Self.speakerFeeds(of: source)
+                let (feeds, directions) = source.speakerFeeds()
                 live.bedEmitters = try soundField().addBed(feeds: feeds, directions: directions, orientation: description.orientation,
                                                            startFrame: state.startFrame, playing: state.playing,
                                                            loop: state.loop, rate: state.rate, gain: gain)
@@ -306,8 +308,9 @@ public final class RoomRenderer {
         // Both OpenAL buses exist whatever the room holds, so a source can
         // join on, or move to, either; one the room's own sources do not use stands by.
         let inUse = used
-        joined = try JoinedVoices(hrtf: bus(.hrtf).mixer, panning: bus(.panning).mixer, route: route, controls: controls, mix: mix,
-                                  distance: distance)
+        joined = try JoinedVoices(hrtf: bus(.hrtf).mixer, panning: bus(.panning).mixer, field: field, route: route,
+                                  controls: controls, mix: mix, distance: distance, reverberant: reverberant, latency: latency,
+                                  listenerPosition: listener.position)
         for (algorithm, bus) in buses where !inUse.contains(algorithm) { bus.standsBy = true }
         // What a voice leaves in the bus after it stops: the reverb's decay, and OpenAL's own filters and look-ahead.
         standbyTailFrames = Int(((scene.reverb.map { ReverbPreset($0.preset).decayTime } ?? 0) + 0.5) * Double(Room.sampleRate))
@@ -340,8 +343,9 @@ public final class RoomRenderer {
         precondition(output.count >= frameCount * channelCount, "output block too small")
         try applyControls()
         try joined.feed(from: framesRendered, count: frameCount)
-        for bus in buses {
-            if bus.standsBy, joined.sounds(on: bus.mixer.algorithm) { bus.awakeUntil = framesRendered + frameCount + standbyTailFrames }
+        for bus in buses where bus.standsBy {
+            let fieldSounds = !field.isIdle && bus.mixer.algorithm == algorithm
+            if fieldSounds || joined.sounds(on: bus.mixer.algorithm) { bus.awakeUntil = framesRendered + frameCount + standbyTailFrames }
         }
         try updateMotion()
         try crowd?.update(at: framesRendered, frames: frameCount)
@@ -355,7 +359,7 @@ public final class RoomRenderer {
             if nextStart < schedule.count {
                 part = min(part, schedule[nextStart].frame - framesRendered)
             }
-            try field?.prepare(through: framesRendered + part)
+            try field.prepare(from: framesRendered, through: framesRendered + part)
             let slice = UnsafeMutableBufferPointer(rebasing: output[(done * channels)..<((done + part) * channels)])
             renderBuses(into: slice, frameCount: part)
             done += part
@@ -364,6 +368,7 @@ public final class RoomRenderer {
         let block = UnsafeMutableBufferPointer(rebasing: output[0..<(frameCount * channels)])
         for voice in passthrough { voice.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
         for bypass in bypasses { bypass.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
+        joined.mix(into: block, outputChannels: channels, from: first, count: frameCount)
         OutputGuard.sanitize(block)
     }
 
@@ -409,21 +414,6 @@ public final class RoomRenderer {
         }
     }
 
-    /// A bed's channels as speaker feeds and their directions in the bed's
-    /// frame: a layout's channels at their angles, or a field sampled as
-    /// the OpenAL beds sample it.
-    private static func speakerFeeds(of source: RoomSource) throws -> ([[Float]], [SIMD3<Double>]) {
-        switch source.bedLayout {
-        case .ambisonic(let order)?:
-            let directions = Ambisonics.virtualSpeakerDirections(order: order)
-            return (Ambisonics.decode(source.audio, order: order, to: directions), directions)
-        case .channels(let layout)?:
-            return ((0..<layout.channelCount).map(source.audio.channel), layout.directions)
-        case nil:
-            preconditionFailure("a bed's layout is resolved when its room loads")
-        }
-    }
-
     private func startVoicesDue(at frame: Int) throws {
         while nextStart < schedule.count, schedule[nextStart].frame <= frame {
             let (voice, start) = schedule[nextStart]
@@ -454,7 +444,7 @@ public final class RoomRenderer {
         if now != listener {
             listener = now
             for bus in buses { try bus.mixer.setListener(position: now.position, orientation: now.orientation) }
-            field?.setListener(position: now.position, orientation: now.orientation)
+            field.setListener(position: now.position, orientation: now.orientation)
             crowd?.listenerPosition = now.position
             for bypass in bypasses { bypass.listenerPosition = now.position }
         }
@@ -462,7 +452,7 @@ public final class RoomRenderer {
             let state = controls.load(slot: sources[index].slot)
             if state != sources[index].applied { try apply(state, toSource: index) }
         }
-        try joined.apply(at: framesRendered)
+        try joined.apply(at: framesRendered, listener: listener.position)
     }
 
     private func apply(_ state: SourceState, toSource index: Int) throws {
@@ -487,8 +477,8 @@ public final class RoomRenderer {
                 if state.playing && state.startFrame <= framesRendered { try voices[voice].resume(at: framesRendered, state) }
             }
         }
-        if let emitter = source.emitter { field?.setPoint(emitter, state) }
-        if let emitters = source.bedEmitters { field?.setBed(emitters, state) }
+        if let emitter = source.emitter { field.setPoint(emitter, state) }
+        if let emitters = source.bedEmitters { field.setBed(emitters, state) }
         if let member = source.crowdMember { try crowd?.set(member, state) }
         if let bypass = source.bypass { try bypasses[bypass].set(state) }
         if let voice = source.passthrough { passthrough[voice].set(state) }
@@ -562,6 +552,21 @@ extension RoomPaths {
 }
 
 extension RoomSource {
+    /// A bed's channels as speaker feeds and their directions in the bed's
+    /// frame: a layout's channels at their angles, or a field sampled as
+    /// the OpenAL beds sample it.
+    func speakerFeeds() -> ([[Float]], [SIMD3<Double>]) {
+        switch bedLayout {
+        case .ambisonic(let order)?:
+            let directions = Ambisonics.virtualSpeakerDirections(order: order)
+            return (Ambisonics.decode(audio, order: order, to: directions), directions)
+        case .channels(let layout)?:
+            return ((0..<layout.channelCount).map(audio.channel), layout.directions)
+        case nil:
+            preconditionFailure("a bed's layout is resolved when its room loads")
+        }
+    }
+
     /// Rendered by OpenAL as a voice of its own, which live changes reach directly.
     var rendersInPlace: Bool {
         switch rendering {
@@ -594,17 +599,13 @@ extension Room {
     /// field's streams, and the sources that may join the mix.
     func playingVoices(_ levelOfDetail: LevelOfDetail) -> Int {
         let crowd = hasCrowd(levelOfDetail)
-        var field = crowd
         let members = sources.reduce(0) { count, source in
             if crowd && source.isCrowdCandidate { return count }
-            switch source.rendering {
-            case .bed(.soundField?), .point(.soundField?): field = true
-            default: break
-            }
             if case .bed = source.rendering { return count + source.audio.channelCount }
             return count + 1
         }
-        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + (field ? SoundFieldBus.streamCount : 0)
+        // The joined sources have a voice on each of the two OpenAL buses, of which one is this.
+        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + SoundFieldBus.streamCount
             + SessionControls.joinCapacityPerMix
     }
 }

@@ -77,7 +77,12 @@ public final class RoomSession: @unchecked Sendable {
     private struct JoinedEntry {
         var description: SourceDescription
         let feed: SourceFeed
+        /// The channels of its file, which with its entry decide how it renders.
+        let fileChannels: Int
         var isStream: Bool { description.audioPath.isEmpty }
+        var rendering: JoinedRendering { JoinedRendering(description, channels: fileChannels) }
+        /// A point, which has a position to move.
+        var hasPosition: Bool { description.shape(channels: fileChannels) == .point }
     }
 
     /// - Parameters:
@@ -181,9 +186,9 @@ public final class RoomSession: @unchecked Sendable {
                                      position: source.isPoint ? position : nil))
             }
             for joined in joinedSources {
-                let algorithm = JoinBus(joined.description.algorithm)!.algorithm(on: route)
-                var joinedEntry = entry(joined.description, algorithm: algorithm.rawValue,
-                                        position: { joined.feed.position(at: frame, $0) })
+                let bus = joined.rendering.bus
+                var joinedEntry = entry(joined.description, algorithm: bus.algorithm(on: route)?.rawValue ?? "\(bus)",
+                                        position: joined.hasPosition ? { joined.feed.position(at: frame, $0) } : nil)
                 joinedEntry["joined"] = true
                 joinedEntry["stream"] = joined.isStream
                 sources.append(joinedEntry)
@@ -252,6 +257,10 @@ public final class RoomSession: @unchecked Sendable {
             let source = try self.source(id)
             if let source, !source.isPoint {
                 throw SessionError.refused("source \"\(id)\" is \(Self.kind(of: source)): it has no position to move")
+            }
+            if let joined = joinedSources.first(where: { $0.description.id == id }), !joined.hasPosition {
+                let kind = joined.feed.speakers == nil ? "played as it is (passthrough)" : "a bed"
+                throw SessionError.refused("source \"\(id)\" is \(kind): it has no position to move")
             }
             let description = description(of: id)!
             let frame = live.frame
@@ -402,11 +411,11 @@ public final class RoomSession: @unchecked Sendable {
     public func add(_ description: SourceDescription) throws {
         let channels = try Room.inspectAudio(description.audioPath).channels
         try Self.checkJoinable(description, channels: channels, origin: "add")
-        let shared = lock.withLock { self.samples(of: description.audioPath) }
-        let audio = try shared ?? Self.decodeMono(description)
+        let shared = lock.withLock { held(description, fileChannels: channels) }
+        let audio = try shared ?? Self.decodeFeed(description)
         try lock.withLock {
             let frame = live.frame
-            try join(description, feed: SourceFeed(.samples(audio), placement: description.placement, origin: frame), at: frame)
+            try join(description, feed: audio.feed(placement: description.placement, origin: frame), fileChannels: channels, at: frame)
         }
     }
 
@@ -417,7 +426,7 @@ public final class RoomSession: @unchecked Sendable {
         let description = try SceneLoader.parseStream(id: id, position: position, gainDecibels: gainDecibels, category: category)
         try Self.checkJoinable(description, channels: 1, origin: "stream")
         let stream = SourceStream(id: id)
-        try lock.withLock { try join(description, feed: stream.feed, at: live.frame) }
+        try lock.withLock { try join(description, feed: stream.feed, fileChannels: 1, at: live.frame) }
         return stream
     }
 
@@ -447,32 +456,33 @@ public final class RoomSession: @unchecked Sendable {
     /// Sets one property a scene file can give a source (`reverbBlend`,
     /// `obstruction`, `occlusion`, `rate`, `loop`, `algorithm`, `mode`,
     /// `inHead`, `gain`, `playing`), `value` being YAML text validated as
-    /// the scene file's entry would be.
+    /// the scene file's entry would be. It is heard from the next block.
     ///
-    /// The room's paths, rate and loop change in place on sources OpenAL
-    /// renders as voices of their own, and on every source that joined. A
-    /// point that stays a point through OpenAL (its algorithm the route's,
-    /// HRTF or panning, at its own rate) moves to the voice every renderer
-    /// keeps for it on that bus, heard from the next block. Anything else
-    /// changes how the source renders: new renderers are made with it and
-    /// crossfaded in, as for a route change.
+    /// Paths, rate and loop change in place on sources OpenAL renders as
+    /// voices of their own, and on every source that joined. A source that
+    /// renders another way (another algorithm, mode or in-head rule) moves
+    /// to the part every renderer keeps for joined sources: a voice on each
+    /// OpenAL bus, a place in the sound field, the output as it is. One of
+    /// the room's own sources first takes a place of its own for that.
+    /// Only a talker of the scene's voice session, or any source while its
+    /// mix has no place free, still gets new renderers, crossfaded in as
+    /// for a route change.
     public func set(_ id: String, key: String, value: String) throws {
         try lock.withLock {
             let source = try self.source(id)
             let before = description(of: id)!
             let edited = try SceneLoader.editSource(before, key: key, value: value, origin: "set")
+            if let index = joinedSources.firstIndex(where: { $0.description.id == id }) {
+                try change(joined: index, to: edited)
+            }
             let inPlace = source?.rendersInPlace ?? true
-            if source == nil { try Self.checkJoinable(edited, channels: 1, origin: "set") }
             let renderingChanged = edited.mode != before.mode || edited.algorithm != before.algorithm || edited.inHead != before.inHead
                 || (!inPlace && (edited.paths != before.paths || edited.rate != before.rate || edited.loop != before.loop))
-            // A point that stays a point on an OpenAL bus moves between the
-            // voices every renderer has; anything else needs new renderers.
             var rebuild = false
-            if renderingChanged, source == nil {
-                controls.move(id, to: JoinBus(edited.algorithm)!)
-            } else if renderingChanged, let source {
+            if renderingChanged, let source {
                 let isParticipant = room.scene.voice?.participants.contains { $0.id == id } ?? false
-                let rejoined = try !isParticipant && Self.joinProblem(edited, channels: source.fileChannels, origin: "set") == nil && rejoin(source, as: edited)
+                let rejoined = try !isParticipant && Self.joinProblem(edited, channels: source.fileChannels, origin: "set") == nil
+                    && rejoin(source, as: edited)
                 if !rejoined, let index = room.sources.firstIndex(where: { $0.description.id == id }) {
                     // A point's audio is the file downmixed; a bed or passthrough needs the file's own channels.
                     let sameAudio = switch (edited.rendering(channels: source.fileChannels), source.rendering) {
@@ -509,39 +519,85 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
-    /// What a source that joins a playing room may be today: a point on one
-    /// of OpenAL's buses (the route's algorithm, HRTF or panning), fixed or
-    /// on keyframes, at its own rate.
+    /// Renders joined source `index` as `edited` says from the next block:
+    /// it moves to another part of the renderers, or, when it needs its
+    /// file another way (downmixed to a point, as it is, as a bed's
+    /// speakers), takes another place with that audio and goes on where it was.
+    private func change(joined index: Int, to edited: SourceDescription) throws {
+        let entry = joinedSources[index]
+        try Self.checkJoinable(edited, channels: entry.fileChannels, origin: "set", isStream: entry.isStream)
+        let rendering = JoinedRendering(edited, channels: entry.fileChannels)
+        guard rendering != entry.rendering else { return }
+        if entry.isStream || edited.shape(channels: entry.fileChannels) == entry.description.shape(channels: entry.fileChannels) {
+            controls.move(edited.id, to: rendering)
+            return
+        }
+        guard controls.hasPlace(for: edited.category), let state = controls.state(of: edited.id) else {
+            throw SessionError.refused("source \"\(edited.id)\" needs another place to render so, and its mix has none free")
+        }
+        let audio = try held(edited, fileChannels: entry.fileChannels) ?? Self.decodeFeed(edited)
+        controls.leave(edited.id)
+        joinedSources.remove(at: index)
+        try join(edited, feed: audio.feed(placement: entry.feed.placement, origin: entry.feed.origin),
+                 fileChannels: entry.fileChannels, state: state)
+    }
+
+    /// What a source that joins a playing room may be: anything a scene
+    /// file may hold, the same file's channels permitting, except that a
+    /// stream plays at the rate it is pushed.
     ///
     /// - Parameter channels: the channels of the source's audio, which decide
     ///   whether a multichannel file plays as a point.
-    static func checkJoinable(_ description: SourceDescription, channels: Int, origin: String) throws {
-        if let problem = joinProblem(description, channels: channels, origin: origin) { throw problem }
+    static func checkJoinable(_ description: SourceDescription, channels: Int, origin: String, isStream: Bool = false) throws {
+        if let problem = joinProblem(description, channels: channels, origin: origin, isStream: isStream) { throw problem }
     }
 
-    static func joinProblem(_ description: SourceDescription, channels: Int, origin: String) -> SceneValidationError? {
+    static func joinProblem(_ description: SourceDescription, channels: Int, origin: String,
+                            isStream: Bool = false) -> SceneValidationError? {
         func refuse(_ field: String, _ value: String, _ reason: String) -> SceneValidationError {
             SceneValidationError(issues: [SceneIssue(file: origin, line: nil, field: "\(description.id).\(field)", value: value,
-                                                     reason: reason + "; a source that joins a playing room cannot yet, so put it in the scene file")])
+                                                     reason: reason)])
         }
-        if description.shape(channels: channels) != .point {
-            return refuse("mode", description.mode.rawValue, "a file of \(channels) channels would not play as a point in the room")
+        if let problem = description.channelProblem(channels) { return refuse("mode", description.mode.rawValue, problem) }
+        if isStream && description.rate != 1 {
+            return refuse("rate", "\(description.rate)", "a stream plays at the rate it is pushed")
         }
-        if JoinBus(description.algorithm) == nil {
-            return refuse("algorithm", description.algorithm.rawValue, "it would not render through OpenAL")
-        }
-        if description.inHead != .mono { return refuse("inHead", description.inHead.rawValue, "it would bypass the room inside the head") }
-        if description.rate != 1 { return refuse("rate", "\(description.rate)", "it would play at another rate") }
         return nil
     }
 
-    /// Decodes a joining source's file to mono at the engine's rate.
-    static func decodeMono(_ description: SourceDescription) throws -> [Float] {
+    /// A joining source's audio, a channel apiece at the engine's rate:
+    /// mono for a point, the file's own channels as it is, a bed's speaker
+    /// feeds with their directions in the world.
+    struct FeedAudio {
+        var channels: [[Float]]
+        var speakers: [SIMD3<Double>]?
+
+        init(channels: [[Float]], speakers: [SIMD3<Double>]? = nil) {
+            self.channels = channels
+            self.speakers = speakers
+        }
+
+        /// What `source` plays, as its rendering has it.
+        init(_ source: RoomSource) {
+            if case .bed = source.rendering {
+                let (feeds, directions) = source.speakerFeeds()
+                let rotation = source.description.orientation.rotation
+                channels = feeds
+                speakers = directions.map { rotation * $0 }
+            } else {
+                channels = (0..<source.audio.channelCount).map(source.audio.channel)
+            }
+        }
+
+        func feed(placement: Placement, origin: Int) -> SourceFeed {
+            SourceFeed(.samples(channels), placement: placement, origin: origin, speakers: speakers)
+        }
+    }
+
+    /// A joining source's audio decoded from its file.
+    static func decodeFeed(_ description: SourceDescription) throws -> FeedAudio {
         do {
-            // As a point, whatever its file's channels: a point's audio is the file downmixed.
-            var point = description
-            point.mode = .point
-            return try RoomSource(point, decoded: AudioFileReader.read(path: description.audioPath)).audio.samples
+            return try FeedAudio(RoomSource(description, decoded: AudioFileReader.read(path: description.audioPath)))
         } catch let problem as AudioFileProblem {
             throw SceneValidationError(issues: [description.audioField.issue(value: description.audioPath, problem.reason)])
         } catch let error as SndFileError {
@@ -549,20 +605,30 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
-    /// Mono samples of `path` the room already holds, shared rather than decoded again.
-    private func samples(of path: String) -> [Float]? {
-        if let source = room.sources.first(where: { $0.description.audioPath == path && $0.audio.channelCount == 1 }) {
-            return source.audio.samples
+    /// The audio `description` plays that the room already holds, shared
+    /// rather than decoded again; a bed's speaker feeds are its own. Under the lock.
+    private func held(_ description: SourceDescription, fileChannels: Int) -> FeedAudio? {
+        let path = description.audioPath
+        let channels: Int
+        switch description.shape(channels: fileChannels) {
+        case .bed: return nil
+        case .point: channels = 1
+        case .passthrough: channels = fileChannels
         }
-        for joined in joinedSources where joined.description.audioPath == path {
-            if case .samples(let samples) = joined.feed.audio { return samples }
+        // A point's audio is always mono, any other the file's channels.
+        if let source = room.sources.first(where: { $0.description.audioPath == path && $0.audio.channelCount == channels }) {
+            return FeedAudio(channels: (0..<channels).map(source.audio.channel))
+        }
+        for joined in joinedSources where joined.description.audioPath == path && joined.feed.channelCount == channels
+            && joined.feed.speakers == nil {
+            if case .samples(let samples) = joined.feed.audio { return FeedAudio(channels: samples) }
         }
         return nil
     }
 
     /// Gives a source that joins at timeline frame `frame` a place: its
     /// entry's start and keyframes count from then.
-    private func join(_ description: SourceDescription, feed: SourceFeed, at frame: Int) throws {
+    private func join(_ description: SourceDescription, feed: SourceFeed, fileChannels: Int, at frame: Int) throws {
         let id = description.id
         guard self.description(of: id) == nil else {
             throw SceneValidationError(issues: [SceneIssue(file: "add", line: nil, field: "\(id).id", value: id, reason: "id already used by a source of the room")])
@@ -572,19 +638,19 @@ public final class RoomSession: @unchecked Sendable {
         if case .fixed(let position) = description.placement {
             state.glide = Glide(from: position, to: position, startFrame: frame, endFrame: frame)
         }
-        try join(description, feed: feed, state: state)
+        try join(description, feed: feed, fileChannels: fileChannels, state: state)
     }
 
-    private func join(_ description: SourceDescription, feed: SourceFeed, state: SourceState) throws {
+    private func join(_ description: SourceDescription, feed: SourceFeed, fileChannels: Int, state: SourceState) throws {
         guard controls.join(description.id, feed: feed, category: description.category, state: state,
-                            bus: JoinBus(description.algorithm)!) != nil else {
+                            rendering: JoinedRendering(description, channels: fileChannels)) != nil else {
             let held = controls.leavingCount
             let mix = description.category == .scene ? "scene" : "talkers"
             throw SessionError.refused("the room's \(mix) mix takes \(SessionControls.joinCapacityPerMix) sources added while it plays "
                                        + "and has no place free"
                                        + (held > 0 ? " (\(held) removed ones wait for the render side to let them go)" : ""))
         }
-        joinedSources.append(JoinedEntry(description: description, feed: feed))
+        joinedSources.append(JoinedEntry(description: description, feed: feed, fileChannels: fileChannels))
     }
 
     /// Moves one of the room's own sources into a place for joined sources,
@@ -594,12 +660,12 @@ public final class RoomSession: @unchecked Sendable {
     private func rejoin(_ source: RoomSource, as edited: SourceDescription) throws -> Bool {
         let id = edited.id
         guard controls.hasPlace(for: edited.category), var state = controls.state(of: id) else { return false }
-        let audio = source.audio.channelCount == 1 ? source.audio.samples : try Self.decodeMono(edited)
+        let audio = try held(edited, fileChannels: source.fileChannels) ?? Self.decodeFeed(edited)
         if state.glide == nil, case .fixed(let position) = edited.placement {
             state.glide = Glide(from: position, to: position, startFrame: 0, endFrame: 0)
         }
         detach(id)
-        try join(edited, feed: SourceFeed(.samples(audio), placement: edited.placement, origin: 0), state: state)
+        try join(edited, feed: audio.feed(placement: edited.placement, origin: 0), fileChannels: source.fileChannels, state: state)
         return true
     }
 
@@ -623,19 +689,26 @@ public final class RoomSession: @unchecked Sendable {
             let listener = controls.listenerState
             scene.listenerPosition = listener.position
             scene.listenerOrientation = listener.orientation
-            /// A source's entry as it plays now.
-            func current(_ entry: SourceDescription) -> SourceDescription {
+            /// A source's entry as it plays now; `origin`: the frame its keyframes count from.
+            func current(_ entry: SourceDescription, origin: Int = 0) -> SourceDescription {
                 var description = entry
                 guard let state = controls.state(of: description.id) else { return description }
                 description.gainDecibels = state.gainDecibels
                 description.playing = state.playing
                 if state.startFrame != SourceState(entry).startFrame { description.start = 0 }
-                if let glide = state.glide { description.placement = glide.remainder(from: frame) }
+                if let glide = state.glide {
+                    description.placement = glide.remainder(from: frame)
+                } else if case .moving(var path) = entry.placement {
+                    // The room's keyframes count from its start: those of a source that joined later, from then.
+                    let delay = Double(origin) / Double(Room.sampleRate)
+                    for index in path.keyframes.indices { path.keyframes[index].time += delay }
+                    description.placement = .moving(path)
+                }
                 return description
             }
             // A stream has no file to name: it is the app's to add again.
             scene.sources = room.sources.map { current($0.description) }
-                + joinedSources.filter { !$0.isStream }.map { current($0.description) }
+                + joinedSources.filter { !$0.isStream }.map { current($0.description, origin: $0.feed.origin) }
             return scene
         }
     }

@@ -65,32 +65,62 @@ struct JoinedSource: BitwiseCopyable {
     var generation = 0
     /// The `SourceFeed`, unretained: the controls keep it alive until every renderer has let it go.
     var feed: UnsafeRawPointer?
-    var bus = JoinBus.route
+    var rendering = JoinedRendering(bus: .route)
 }
 
-/// The OpenAL bus a joined source plays on: every renderer has one of each.
+/// How a joined source renders, as the render thread reads it.
+struct JoinedRendering: Equatable, BitwiseCopyable {
+    var bus: JoinBus
+    /// `inHead: bypass`: inside the head radius it is played as it is.
+    var bypassesInHead = false
+    /// `mode: bypass`: played as it is without the room's reverb or filters.
+    var dry = false
+
+    init(bus: JoinBus, bypassesInHead: Bool = false, dry: Bool = false) {
+        self.bus = bus
+        self.bypassesInHead = bypassesInHead
+        self.dry = dry
+    }
+
+    /// How `description` renders with a file of `channels` channels.
+    init(_ description: SourceDescription, channels: Int) {
+        let rendering = description.rendering(channels: channels)
+        let point = if case .point = rendering { true } else { false }
+        self.init(bus: JoinBus(rendering), bypassesInHead: point && description.inHead == .bypass,
+                  dry: description.mode == .bypass)
+    }
+}
+
+/// How a joined source renders: on one of OpenAL's buses (every renderer
+/// has one of each), panned into the engine's own field, or played as it is.
 enum JoinBus: UInt8, BitwiseCopyable, CaseIterable {
-    /// The route's own algorithm: what a source asking for none gets.
+    /// The route's own algorithm: what a point asking for none gets.
     case route
     case hrtf
     case panning
+    /// A point or a bed in the engine's third-order field.
+    case soundField
+    /// The file's channels onto the output's, mixed by the engine.
+    case passthrough
 
-    /// The bus for a source that asks for `algorithm`; nil for one no bus plays.
-    init?(_ algorithm: SourceAlgorithm) {
-        switch algorithm {
-        case .auto: self = .route
-        case .hrtf: self = .hrtf
-        case .panning: self = .panning
-        case .soundField, .passthrough: return nil
+    /// How a source rendered as `rendering` joins.
+    init(_ rendering: SourceRendering) {
+        switch rendering {
+        case .point(nil): self = .route
+        case .point(.hrtf?): self = .hrtf
+        case .point(.panning?): self = .panning
+        case .point(.soundField?), .bed: self = .soundField
+        case .passthrough: self = .passthrough
         }
     }
 
-    /// The algorithm it renders with on `route`.
-    func algorithm(on route: OutputRoute) -> RenderAlgorithm {
+    /// The OpenAL algorithm it renders with on `route`; nil when the engine renders it itself.
+    func algorithm(on route: OutputRoute) -> RenderAlgorithm? {
         switch self {
         case .route: route.automaticAlgorithm
         case .hrtf: .hrtf
         case .panning: .panning
+        case .soundField, .passthrough: nil
         }
     }
 }
@@ -169,7 +199,7 @@ public final class SessionControls: @unchecked Sendable {
     /// Gives `feed` a place in the mix that plays `category` as source
     /// `id`, starting from `state`; nil when every place of the mix is
     /// taken or still waiting for the render side to let its last source go.
-    func join(_ id: String, feed: SourceFeed, category: SourceCategory, state: SourceState, bus: JoinBus) -> Int? {
+    func join(_ id: String, feed: SourceFeed, category: SourceCategory, state: SourceState, rendering: JoinedRendering) -> Int? {
         registry.withLock { books in
             collect(&books)
             let waiting = Set(books.leaving.map(\.place))
@@ -181,22 +211,22 @@ public final class SessionControls: @unchecked Sendable {
             books.slots[id] = firstJoined + place
             sources[firstJoined + place].store(state)
             joined[place].store(JoinedSource(generation: books.generations[place],
-                                             feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque()), bus: bus))
+                                             feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque()), rendering: rendering))
             changes.add(1, ordering: .releasing)
             return place
         }
     }
 
-    /// Moves joined source `id` to another bus: it fades out of the one it
-    /// played on and into `bus` over the next block. False when it did not join.
+    /// Renders joined source `id` another way: it fades out of the one it
+    /// played on and into `rendering` over the next block. False when it did not join.
     @discardableResult
-    func move(_ id: String, to bus: JoinBus) -> Bool {
+    func move(_ id: String, to rendering: JoinedRendering) -> Bool {
         registry.withLock { books in
             guard let slot = books.slots[id], slot >= firstJoined, let feed = books.feeds[slot - firstJoined] else { return false }
             let place = slot - firstJoined
             books.generations[place] += 1
             joined[place].store(JoinedSource(generation: books.generations[place],
-                                             feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque()), bus: bus))
+                                             feed: UnsafeRawPointer(Unmanaged.passUnretained(feed).toOpaque()), rendering: rendering))
             return true
         }
     }

@@ -65,6 +65,21 @@ final class SoundFieldBus {
         var omni: Float = 0
     }
 
+    /// A place for a source that joins the room while it plays, as
+    /// `JoinedVoices` hands it over: the field reads the place's feed itself.
+    struct JoinedPlace {
+        /// The `SourceFeed`, unretained: the room's controls keep it while any renderer may read it.
+        var feed: UnsafeRawPointer?
+        var state = SourceState(gain: 0, playing: false, startFrame: 0)
+        /// The share of the source's gain its direct path keeps, and the part rendered spatially.
+        var scale = 1.0
+        var spatialShare = 1.0
+        var shelf: HighShelfFilter?
+        /// Heard in the field; a place that leaves ramps to silence over one more chunk.
+        var sounding = false
+        var leaving = false
+    }
+
     /// Within this distance of the listener a source's directional
     /// components fade out, to none at the centre, so a source passing
     /// through the listener becomes omnidirectional rather than jumping
@@ -97,6 +112,14 @@ final class SoundFieldBus {
     @exclusivity(unchecked) private var signal: [Float]
     @exclusivity(unchecked) private var feeds: [Float]
     @exclusivity(unchecked) private var crowd: [CrowdEmitter] = []
+    @exclusivity(unchecked) private var joined: [JoinedPlace]
+    /// Each joined emitter's encoding gains reached at the end of the last chunk, `components` apiece.
+    @exclusivity(unchecked) private var joinedCoefficients: [Float]
+    @exclusivity(unchecked) private var joinedSounding = 0
+    private let distance: DistanceModel
+    /// Nothing sounds in it: its streams are stopped and no chunk is made,
+    /// until a source joins. A room without field sources pays nothing for it.
+    @exclusivity(unchecked) private(set) var isIdle = true
     /// One chunk per direction bin, bin-major, and one for the direction-less part.
     @exclusivity(unchecked) private var binned: [Float] = []
     @exclusivity(unchecked) private var binTouched: [Bool] = []
@@ -109,9 +132,18 @@ final class SoundFieldBus {
     /// - Parameter mixer: the route's own bus, which plays the decoded field.
     /// The most OpenAL streams the field plays on its bus: a virtual speaker each, under HRTF.
     static let streamCount = Ambisonics.virtualSpeakerDirections(order: order).count
+    /// Emitters per joined place: a bed's speaker feeds, at most those of a third-order field sampled.
+    static let joinedEmittersPerPlace = max(streamCount, ChannelLayout.surround71.channelCount)
 
-    init(mixer: SpatialMixer, listenerPosition: Position, listenerOrientation: Orientation, startingAt frame: Int) throws {
+    /// - Parameters:
+    ///   - distance: the room's distance law, for the sources that join.
+    ///   - joinPlaces: how many sources may join the field while the room plays.
+    init(mixer: SpatialMixer, listenerPosition: Position, listenerOrientation: Orientation, distance: DistanceModel,
+         joinPlaces: Int, startingAt frame: Int) throws {
         self.listenerPosition = listenerPosition
+        self.distance = distance
+        joined = Array(repeating: JoinedPlace(), count: joinPlaces)
+        joinedCoefficients = [Float](repeating: 0, count: joinPlaces * Self.joinedEmittersPerPlace * Self.components)
         toListener = listenerOrientation.rotation.transposed
         producedFrame = frame
         let chunk = Self.chunkFrames
@@ -160,6 +192,7 @@ final class SoundFieldBus {
         emitters.append(Emitter(signal: signal, anchor: .point(motion, distance), gain: gain, scale: scale,
                                 shelf: Self.shelf(directPathHF)))
         coefficients += Self.silent
+        isIdle = false
         return emitters.count - 1
     }
 
@@ -167,6 +200,7 @@ final class SoundFieldBus {
     func addBed(feeds: [[Float]], directions: [SIMD3<Double>], orientation: Orientation,
                 startFrame: Int, playing: Bool, loop: Bool, rate: Double, gain: Double) -> Range<Int> {
         let rotation = orientation.rotation, first = emitters.count
+        isIdle = false
         for (feed, direction) in zip(feeds, directions) {
             emitters.append(Emitter(signal: TimelineSamples(samples: feed, startFrame: startFrame, rate: rate, loop: loop, playing: playing),
                                     anchor: .direction(rotation * direction), gain: gain, scale: 1))
@@ -208,6 +242,7 @@ final class SoundFieldBus {
             binTouched = [Bool](repeating: false, count: DirectionBins.count + 1)
         }
         crowd.append(CrowdEmitter(signal: signal, motion: motion, distance: distance, gain: gain, scale: scale))
+        isIdle = false
         return crowd.count - 1
     }
 
@@ -221,9 +256,54 @@ final class SoundFieldBus {
         crowd[index].signal.follow(state)
     }
 
-    /// Queues the field up to `frame`, the end of what the bus renders next.
-    func prepare(through frame: Int) throws {
-        while producedFrame < frame {
+    // MARK: Sources that join, on the render thread
+
+    /// Place `place` takes `feed` from timeline frame `frame`: it rises from
+    /// silence over its first chunk, and wakes the field if it was idle.
+    func join(_ place: Int, feed: UnsafeRawPointer, at frame: Int) {
+        if !joined[place].sounding { joinedSounding += 1 }
+        joined[place].feed = feed
+        joined[place].sounding = true
+        joined[place].leaving = false
+        joined[place].shelf = nil
+        let span = Self.joinedEmittersPerPlace * Self.components
+        joinedCoefficients.withUnsafeMutableBufferPointer { all in
+            UnsafeMutableBufferPointer(rebasing: all[(place * span)..<((place + 1) * span)]).update(repeating: 0)
+        }
+        if isIdle {
+            isIdle = false
+            producedFrame = frame
+        }
+    }
+
+    /// Place `place` fades to silence over the next chunk and lets its feed go.
+    func leave(_ place: Int) {
+        if joined[place].sounding { joined[place].leaving = true }
+    }
+
+    /// Takes a joined source's live state: gain, moves, play, and its direct path.
+    func setJoined(_ place: Int, _ state: SourceState, scale: Double, directPathHF: Double) {
+        if state.paths != joined[place].state.paths || joined[place].shelf == nil && directPathHF < 1 {
+            joined[place].shelf = Self.shelf(directPathHF)
+        }
+        joined[place].state = state
+        joined[place].scale = scale
+    }
+
+    /// The part of joined place `place` rendered spatially: less than 1 while it crossfades to its in-head copy.
+    func setJoinedSpatialShare(_ share: Double, of place: Int) { joined[place].spatialShare = share }
+
+    /// Queues the field up to `end`, the end of what the bus renders next
+    /// from `start`. Once nothing sounds and all it made has played, it
+    /// stops its streams and idles.
+    func prepare(from start: Int, through end: Int) throws {
+        if isIdle { return }
+        if emitters.isEmpty && crowd.isEmpty && joinedSounding == 0 && producedFrame <= start {
+            for stream in streams { try stream.rewind() }
+            isIdle = true
+            return
+        }
+        while producedFrame < end {
             try produceChunk()
         }
     }
@@ -256,6 +336,7 @@ final class SoundFieldBus {
                 }
             }
         }
+        if joinedSounding > 0 { encodeJoined() }
         if !crowd.isEmpty { encodeCrowd() }
         primed = true
         if !diffuseShelves.isEmpty {
@@ -294,6 +375,62 @@ final class SoundFieldBus {
                             }
                             try stream.queue(UnsafeBufferPointer(feeds))
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Encodes every sounding joined place from its feed, its gains ramping
+    /// from where the last chunk left them; a place leaving ramps to silence.
+    /// A point is one emitter; a bed, one per speaker feed, at its direction.
+    private func encodeJoined() {
+        for place in joined.indices where joined[place].sounding {
+            let feed = Unmanaged<SourceFeed>.fromOpaque(joined[place].feed!)
+            let state = joined[place].state
+            let gain = joined[place].leaving || !state.playing ? 0 : state.gain * joined[place].scale * joined[place].spatialShare
+            let first = place * Self.joinedEmittersPerPlace
+            // Leaving, it is silent by half a chunk, so the bus's look-ahead carries nothing into the next.
+            let rampFrames = joined[place].leaving ? Self.chunkFrames / 2 : Self.chunkFrames
+            if let speakers = feed._withUnsafeGuaranteedRef({ $0.speakers }) {
+                for (speaker, direction) in speakers.enumerated() {
+                    signal.withUnsafeMutableBufferPointer { signal in
+                        feed._withUnsafeGuaranteedRef { $0.fill(signal, from: producedFrame, state, channel: speaker) }
+                    }
+                    encode(gain: gain, towards: toListener * direction, focus: 1)
+                    addSignal(rampingFrom: first + speaker, over: rampFrames)
+                }
+            } else {
+                signal.withUnsafeMutableBufferPointer { signal in
+                    feed._withUnsafeGuaranteedRef { $0.fill(signal, from: producedFrame, state) }
+                    if joined[place].shelf != nil { joined[place].shelf!.process(signal) }
+                }
+                encode(gain: gain, at: feed._withUnsafeGuaranteedRef { $0.position(at: producedFrame, state) }, distance: distance)
+                addSignal(rampingFrom: first, over: rampFrames)
+            }
+            if joined[place].leaving {
+                joined[place] = JoinedPlace()
+                joinedSounding -= 1
+            }
+        }
+    }
+
+    /// Adds `signal` into the field at gains ramping over the chunk's first
+    /// `rampFrames` frames from joined emitter `emitter`'s last to `target`, which it keeps.
+    private func addSignal(rampingFrom emitter: Int, over rampFrames: Int) {
+        let chunk = Self.chunkFrames, components = Self.components
+        field.withUnsafeMutableBufferPointer { field in
+            signal.withUnsafeBufferPointer { signal in
+                target.withUnsafeBufferPointer { target in
+                    joinedCoefficients.withUnsafeMutableBufferPointer { all in
+                        let current = UnsafeMutableBufferPointer(rebasing: all[(emitter * components)..<((emitter + 1) * components)])
+                        for frame in 0..<chunk {
+                            let sample = signal[frame], ramp = min(Float(frame + 1) / Float(rampFrames), 1)
+                            for component in 0..<components {
+                                field[frame * components + component] += sample * (current[component] + (target[component] - current[component]) * ramp)
+                            }
+                        }
+                        _ = current.update(fromContentsOf: target)
                     }
                 }
             }
@@ -367,21 +504,24 @@ final class SoundFieldBus {
     }
 
     /// Writes the emitter's gains into the field at `frame` to `target`.
-    /// Within `focusDistance` the directional components fade out.
     private func encode(_ emitter: Emitter, at frame: Int) {
-        var direction: SIMD3<Double>
-        var gain = emitter.gain * emitter.scale * emitter.spatialShare
-        var focus = 1.0
+        let gain = emitter.gain * emitter.scale * emitter.spatialShare
         switch emitter.anchor {
-        case .point(let motion, let distance):
-            direction = toListener * (motion.position(at: frame) - listenerPosition)
-            let length = (direction * direction).sum().squareRoot()
-            gain *= distance.gain(at: length)
-            focus = min(length / Self.focusDistance, 1)
-            if length == 0 { direction = SIMD3(0, 0, -1) }
-        case .direction(let world):
-            direction = toListener * world
+        case .point(let motion, let distance): encode(gain: gain, at: motion.position(at: frame), distance: distance)
+        case .direction(let world): encode(gain: gain, towards: toListener * world, focus: 1)
         }
+    }
+
+    /// Writes the gains of a sound of `gain` at `position` into `target`.
+    /// Within `focusDistance` the directional components fade out.
+    private func encode(gain: Double, at position: Position, distance: DistanceModel) {
+        let direction = toListener * (position - listenerPosition)
+        let length = (direction * direction).sum().squareRoot()
+        encode(gain: gain * distance.gain(at: length), towards: length == 0 ? SIMD3(0, 0, -1) : direction,
+               focus: min(length / Self.focusDistance, 1))
+    }
+
+    private func encode(gain: Double, towards direction: SIMD3<Double>, focus: Double) {
         harmonics.withUnsafeMutableBufferPointer { Ambisonics.harmonics(direction: direction, order: Self.order, into: $0) }
         for component in 0..<Self.components {
             target[component] = Float(harmonics[component] * gain * (component == 0 ? 1 : focus))

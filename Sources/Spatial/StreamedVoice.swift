@@ -84,7 +84,7 @@ public final class StreamedVoice: OpenALSource {
     }
 
     /// Stops; the next chunk queued goes to the buffer's start and plays from there.
-    func rewind() throws {
+    public func rewind() throws {
         try stop()
         written = 0
     }

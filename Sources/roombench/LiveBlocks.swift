@@ -165,9 +165,17 @@ final class Steering {
             guard let file else { break }
             joins += 1
             let id = "joined\(joins)"
-            try session.add(entry: "{id: \(id), file: \"\(file)\", position: [\(random(-4...4)), 0, \(random(-4...4))], loop: true}",
-                            relativeTo: "/")
+            // Every way a source can join: a point on the route's bus, in the field, as it is, bypassing inside the head, faster.
+            let position = "position: [\(random(-4...4)), 0, \(random(-4...4))]"
+            let kind = ["\(position)", "\(position), algorithm: soundField", "mode: bypass", "\(position), inHead: bypass",
+                        "\(position), rate: 1.5"][joins % 5]
+            try session.add(entry: "{id: \(id), file: \"\(file)\", loop: true, \(kind)}", relativeTo: "/")
             joined.append(id)
+        case 17:
+            // A source that joined changes how it renders: another bus, the field, as it is.
+            if let id = joined.last {
+                try session.set(id, key: "algorithm", value: ["soundField", "passthrough", "hrtf", "panning", "auto"][step / 50 % 5])
+            }
         case 13, 33:
             if !joined.isEmpty { try session.remove(joined.removeFirst()) }
         case 7:

@@ -232,18 +232,171 @@ import Testing
         driver.render(blocks: 20)
         let right = driver.levelDifference(blocks: 20)
         #expect(left < -6 && right > 6, "right minus left: \(left) dB, then \(right) dB")
+        // Saved, its keyframes are on the room's timeline: it joined half a second in.
+        let saved = driver.session.scene().sources.first { $0.id == "bell" }
+        guard case .moving(let path)? = saved?.placement else { Issue.record("saved without its keyframes"); return }
+        #expect(path.keyframes.map(\.time) == [0.5, 1.0, 1.1], "\(path.keyframes.map(\.time))")
     }
 
-    /// What no bus of OpenAL's plays renders the source anew, crossfaded, once.
-    @Test func setAlgorithmRendersTheSourceAnew() throws {
+    /// What OpenAL does not render (the sound field, a file played as it
+    /// is) takes over a point within two blocks, without a gap and without
+    /// new renderers, for a scene source and for one that joined.
+    @Test func setToTheFieldOrAsItIsIsHeardWithinTwoBlocks() throws {
+        let folder = try Folder()
         let driver = try Driver(LiveSessionTests.room(azimuth: -90))
         driver.render(blocks: 10)
-        try driver.session.set("noise", key: "algorithm", value: "soundField")
-        driver.render(blocks: 60)
-        #expect(driver.session.status()["renderersMade"] as? Int == 1)
-        #expect(driver.levelDifference(blocks: 20) < -6, "still on the left in the field")
+        let steady = Self.level(driver.render(blocks: 10))
+
+        /// Sets `key` and returns the first block after the answer that `heard` accepts, and every block's level.
+        func set(_ id: String, _ key: String, _ value: String, heard: ([[Float]]) -> Bool) throws -> (Int?, [Double]) {
+            try driver.session.set(id, key: key, value: value)
+            var levels: [Double] = []
+            let block = (1...5).first { _ in
+                let ears = driver.render(blocks: 1)
+                levels.append(Self.level(ears))
+                return heard(ears)
+            }
+            print("\(id) \(key) \(value) heard in block \(block.map(String.init) ?? "none") after the answer; levels \(levels)")
+            return (block, levels)
+        }
+        func leftOf(_ ears: [[Float]]) -> Double { Measure.levelDifference(left: ears[0], right: ears[1]) }
+
+        // Into the field, still on the left; then moved, heard on the right.
+        let (intoField, fieldLevels) = try set("noise", "algorithm", "soundField") { leftOf($0) < -6 && Self.timeDifference($0) < -400e-6 }
+        #expect(intoField ?? .max <= 2)
+        #expect(fieldLevels.allSatisfy { abs($0 - steady) < 4 }, "a gap or a bump: \(fieldLevels) against \(steady) dBFS")
+        try driver.expectLeftToRight { try driver.session.move("noise", to: Position(2, 0, 0), overMilliseconds: 0) }
+
+        // As it is: a mono file reaches both ears alike, at its own level.
+        let (asIs, asIsLevels) = try set("noise", "algorithm", "passthrough") { abs(leftOf($0)) < 0.5 }
+        #expect(asIs ?? .max <= 2)
+        #expect(asIsLevels.allSatisfy { $0 > steady - 6 }, "a gap while switching: \(asIsLevels)")
+        let centred = driver.render(blocks: 10)
+        #expect(zip(centred[0], centred[1]).allSatisfy { $0 == $1 }, "played as it is, both ears get the same samples")
+
+        // An added source goes the same ways.
+        try driver.session.setGain("noise", decibels: -80)
+        try driver.session.add(entry: "{id: bell, file: noise.wav, position: [2, 0, 0], loop: true}", relativeTo: folder.path)
+        driver.render(blocks: 10)
+        let (bellField, _) = try set("bell", "algorithm", "soundField") { leftOf($0) > 6 && Self.timeDifference($0) > 400e-6 }
+        #expect(bellField ?? .max <= 2)
+        let (bellAsIs, _) = try set("bell", "mode", "bypass") { abs(leftOf($0)) < 0.5 }
+        #expect(bellAsIs ?? .max <= 2)
+
+        #expect(driver.session.status()["renderersMade"] as? Int == 0)
         let sources = driver.session.status()["sources"] as? [[String: Any]] ?? []
-        #expect(sources.first?["algorithm"] as? String == "soundField")
+        let algorithms = Dictionary(uniqueKeysWithValues: sources.compactMap { entry in
+            (entry["id"] as? String).map { ($0, entry["algorithm"] as? String) }
+        })
+        #expect(algorithms == ["noise": "passthrough", "bell": "passthrough"])
+    }
+
+    /// A file of two channels added as it is plays each channel on its own
+    /// side; set to a point, it is heard as one, downmixed, within two blocks.
+    @Test func aStereoFileAddedAsItIsKeepsItsChannelsAndBecomesAPoint() throws {
+        let folder = try Folder()
+        let left = LiveSessionTests.noise(seed: 5)
+        let writer = try AudioFileWriter(path: folder.url.appendingPathComponent("left.wav").path, format: .wavFloat,
+                                         channelCount: 2, sampleRate: 48_000)
+        let interleaved = left.flatMap { [$0, Float(0)] }
+        try interleaved.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+        try writer.close()
+        let driver = try Driver(Self.quietRoom())
+        driver.render(blocks: 5)
+        try driver.session.add(entry: "{id: duet, file: left.wav, position: [0, 0, -1], loop: true}", relativeTo: folder.path)
+        let heard = (1...5).first { _ in Self.level(driver.render(blocks: 1)) > -40 }
+        #expect(heard ?? .max <= 2)
+        let asIs = driver.render(blocks: 20)
+        let separation = Measure.rmsDecibels(asIs[0]) - Measure.rmsDecibels(asIs[1])
+        print("a stereo file's left channel alone: right ear \(separation) dB under the left")
+        #expect(separation > 100, "the right channel is silent: \(separation) dB")
+
+        try driver.session.set("duet", key: "mode", value: "point")
+        try driver.session.move("duet", to: Position(2, 0, 0), overMilliseconds: 0)
+        let point = (1...5).first { _ in
+            let ears = driver.render(blocks: 1)
+            return Measure.levelDifference(left: ears[0], right: ears[1]) > 6 && Self.timeDifference(ears) > 400e-6
+        }
+        #expect(point ?? .max <= 2, "heard as a point on the right: \(String(describing: point))")
+        #expect(driver.session.status()["renderersMade"] as? Int == 0)
+    }
+
+    /// An added point that bypasses the room inside the head is its own
+    /// file there, on both ears alike; outside, the room renders it again.
+    @Test func anAddedPointInsideTheHeadBypassesTheRoom() throws {
+        let folder = try Folder()
+        let driver = try Driver(Self.quietRoom())
+        try driver.session.add(entry: "{id: voice, file: noise.wav, position: [0, 0, 0], loop: true, inHead: bypass}",
+                               relativeTo: folder.path)
+        driver.render(blocks: 5)
+        let inside = driver.render(blocks: 10)
+        #expect(zip(inside[0], inside[1]).allSatisfy { $0 == $1 }, "inside the head, both ears get the file as it is")
+        #expect(Self.level(inside) > -40)
+        try driver.session.move("voice", to: Position(2, 0, 0), overMilliseconds: 0)
+        // The crossfade takes 150 ms.
+        driver.render(blocks: 20)
+        let outside = driver.render(blocks: 10)
+        #expect(Measure.levelDifference(left: outside[0], right: outside[1]) > 6 && Self.timeDifference(outside) > 400e-6)
+    }
+
+    /// A rate other than 1 on an added file plays it faster and higher:
+    /// a 500 Hz tone at rate 2 is heard at 1 kHz.
+    @Test func anAddedSourcePlaysAtItsRate() throws {
+        let folder = try Folder()
+        let tone = (0..<48_000).map { Float(0.5 * sin(2 * Double.pi * 500 * Double($0) / 48_000)) }
+        let writer = try AudioFileWriter(path: folder.url.appendingPathComponent("tone.wav").path, format: .wavFloat,
+                                         channelCount: 1, sampleRate: 48_000)
+        try tone.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+        try writer.close()
+        let driver = try Driver(Self.quietRoom())
+        try driver.session.add(entry: "{id: tone, file: tone.wav, position: [0, 0, -1], loop: true, rate: 2}", relativeTo: folder.path)
+        driver.render(blocks: 5)
+        func frequency(_ samples: [Float]) -> Double {
+            let crossings = zip(samples, samples.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+            return Double(crossings) * 48_000 / Double(samples.count)
+        }
+        let fast = frequency(driver.render(blocks: 50)[0])
+        try driver.session.set("tone", key: "rate", value: "1")
+        driver.render(blocks: 2)
+        let plain = frequency(driver.render(blocks: 50)[0])
+        print("a 500 Hz tone at rate 2: \(fast) Hz; at rate 1: \(plain) Hz")
+        #expect(abs(fast - 1_000) < 20 && abs(plain - 500) < 10)
+    }
+
+    /// A first-order bed added while the room plays is panned into the
+    /// field: its sound from the right is heard on the right within two
+    /// blocks, turns with the listener, and is gone within two of its removal.
+    @Test func anAddedBedIsHeardAroundTheListenerAndTurnsWithIt() throws {
+        let folder = try Folder()
+        // AmbiX (ACN, SN3D): a sound from the right has W = s, Y = -s.
+        let noise = LiveSessionTests.noise(seed: 7)
+        let writer = try AudioFileWriter(path: folder.url.appendingPathComponent("right.wav").path, format: .wavFloat,
+                                         channelCount: 4, sampleRate: 48_000)
+        let interleaved = noise.flatMap { [$0, -$0, Float(0), Float(0)] }
+        try interleaved.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+        try writer.close()
+        let driver = try Driver(Self.quietRoom())
+        driver.render(blocks: 5)
+        try driver.session.add(entry: "{id: wind, file: right.wav, mode: bed, loop: true}", relativeTo: folder.path)
+        let heard = (1...5).first { _ in
+            let ears = driver.render(blocks: 1)
+            return Measure.levelDifference(left: ears[0], right: ears[1]) > 6 && Self.timeDifference(ears) > 300e-6
+        }
+        print("an added bed heard from the right in block \(heard.map(String.init) ?? "none") after the answer")
+        #expect(heard ?? .max <= 2)
+        try driver.session.setListener(position: nil, yaw: 180, pitch: nil, roll: nil)
+        let turned = (1...5).first { _ in driver.levelDifference(blocks: 1) < -6 }
+        #expect(turned ?? .max <= 2, "turned away, the bed's right is on the left: \(String(describing: turned))")
+        let moved = { () -> String in
+            do { try driver.session.move("wind", to: Position(1, 0, 0), overMilliseconds: 0); return "accepted" } catch { return "\(error)" }
+        }()
+        #expect(moved.contains("a bed") && moved.contains("no position"), "\(moved)")
+        let entry = (driver.session.status()["sources"] as? [[String: Any]] ?? []).first { $0["id"] as? String == "wind" }
+        #expect(entry?["algorithm"] as? String == "soundField" && entry?["position"] == nil)
+        try driver.session.remove("wind")
+        let gone = (1...5).first { _ in Self.level(driver.render(blocks: 1)) < -90 }
+        #expect(gone ?? .max <= 2, "silent after removal: \(String(describing: gone))")
+        #expect(driver.session.status()["renderersMade"] as? Int == 0)
     }
 
     /// Bad input names the field, the value and the reason, and changes nothing.
