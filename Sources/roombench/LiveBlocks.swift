@@ -40,6 +40,9 @@ struct LiveBlocks: ParsableCommand {
     @Flag(help: "Print the figures as JSON.")
     var json = false
 
+    @Flag(help: "Force no routes: OpenAL devices are then made only before the first block, so every lock wait is the engine's own.")
+    var steadyRoute = false
+
     func validate() throws {
         guard blocks >= 100 && blocks <= 1_000_000 else { throw ValidationError("--blocks must be between 100 and 1000000") }
         guard speed >= 0.5 && speed <= 10 else { throw ValidationError("--speed must be between 0.5 and 10") }
@@ -56,7 +59,7 @@ struct LiveBlocks: ParsableCommand {
         room.scene.voice?.echoCancellation = .on
         let session = try RoomSession(room: room, devices: (true, true), deviceRoute: .headphones)
         session.startPumping()
-        let steering = Steering(room: room)
+        let steering = Steering(room: room, changesRoutes: !steadyRoute)
         guard !steering.movable.isEmpty else { throw ValidationError("--scene \(scene): needs a point source to move") }
 
         let counts = EventCounts()
@@ -121,8 +124,10 @@ final class Steering {
     private(set) var nextFrame = 0
     private var step = 0
     private var generator = NoiseGenerator(seed: 11)
+    private let changesRoutes: Bool
 
-    init(room: Room) {
+    init(room: Room, changesRoutes: Bool) {
+        self.changesRoutes = changesRoutes
         points = room.sources.filter(\.isPoint).map(\.description.id)
         // Sources on a motion path keep it; the others glide where they are sent.
         movable = room.sources.filter {
@@ -159,7 +164,7 @@ final class Steering {
         case 41:
             let id = points[step / 50 % points.count]
             try step % 100 < 50 ? session.stop(id) : session.play(id)
-        case 46 where step % 350 == 46: try session.forceRoute(step % 700 < 350 ? .speakers : nil)
+        case 46 where step % 350 == 46 && changesRoutes: try session.forceRoute(step % 700 < 350 ? .speakers : nil)
         case 47 where step % 250 == 47: if let prompt { try session.triggerPrompt(prompt) }
         case 3, 23:
             guard let file else { break }
