@@ -16,6 +16,9 @@ public struct Room: Sendable {
     public var prompts: [RoomPrompt]
     /// The voice section's microphone file, mono at the engine's rate.
     public var microphone: [Float]?
+    /// Talkers of the voice session that now play from a place for joined
+    /// sources: out of `sources`, their audio stays here for their voice activity.
+    public var rejoinedTalkers: [RoomSource] = []
 
     /// A room from a scene and its decoded audio, for rooms built in code.
     public init(scene: SceneDescription, sources: [RoomSource], prompts: [RoomPrompt] = [], microphone: [Float]? = nil) {
@@ -42,10 +45,17 @@ public struct Room: Sendable {
         do {
             let header = try AudioFileReader.header(path: path)
             return AudioFileInfo(channels: header.channels, sampleRate: header.sampleRate, frames: header.frames)
-        } catch let problem as AudioFileProblem {
-            throw AudioFileRejection(reason: problem.reason)
-        } catch let error as SndFileError {
-            throw AudioFileRejection(reason: "cannot read audio: \(error.reason)")
+        } catch {
+            throw AudioFileRejection(reason: refusal(error))
+        }
+    }
+
+    /// Why the audio layer refused a file, in the words scene errors give.
+    static func refusal(_ error: Error) -> String {
+        switch error {
+        case let problem as AudioFileProblem: problem.reason
+        case let error as SndFileError: "cannot read audio: \(error.reason)"
+        default: "cannot load: \(error)"
         }
     }
 
@@ -63,14 +73,10 @@ public struct Room: Sendable {
         func attempt<Value>(_ field: FieldLocation, _ path: String, _ load: () throws -> Value) -> Value? {
             do {
                 return try load()
-            } catch let problem as AudioFileProblem {
-                issues.append(field.issue(value: path, problem.reason))
-            } catch let error as SndFileError {
-                issues.append(field.issue(value: path, "cannot read audio: \(error.reason)"))
             } catch let issue as SceneIssue {
                 issues.append(issue)
             } catch {
-                issues.append(field.issue(value: path, "cannot load: \(error)"))
+                issues.append(field.issue(value: path, refusal(error)))
             }
             return nil
         }

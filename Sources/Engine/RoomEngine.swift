@@ -124,7 +124,7 @@ public final class RoomEngine {
         deviceSource = microphone
         deviceSink = sink
         participants = try (voice?.participants ?? []).map { participant in
-            guard let source = room.sources.first(where: { $0.description.id == participant.id }) else {
+            guard let source = (room.sources + room.rejoinedTalkers).first(where: { $0.description.id == participant.id }) else {
                 throw MissingParticipantError(id: participant.id)
             }
             return try ParticipantListener(id: participant.id, samples: source.audio.samples, loop: source.description.loop)

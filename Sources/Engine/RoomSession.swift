@@ -436,10 +436,11 @@ public final class RoomSession: @unchecked Sendable {
             if let index = joinedSources.firstIndex(where: { $0.description.id == id }) {
                 controls.leave(id)
                 joinedSources.remove(at: index)
-                return
+            } else {
+                guard room.sources.contains(where: { $0.description.id == id }) else { throw unknownSource(id) }
+                detach(id)
             }
-            guard room.sources.contains(where: { $0.description.id == id }) else { throw unknownSource(id) }
-            detach(id)
+            room.rejoinedTalkers.removeAll { $0.description.id == id }
             if var voice = room.scene.voice { voice.participants.removeAll { $0.id == id }; room.scene.voice = voice }
         }
     }
@@ -464,14 +465,17 @@ public final class RoomSession: @unchecked Sendable {
     /// to the part every renderer keeps for joined sources: a voice on each
     /// OpenAL bus, a place in the sound field, the output as it is. One of
     /// the room's own sources first takes a place of its own for that.
-    /// Only a talker of the scene's voice session, or any source while its
-    /// mix has no place free, still gets new renderers, crossfaded in as
-    /// for a route change.
+    /// Only a source whose mix has no place free still gets new renderers,
+    /// crossfaded in as for a route change.
     public func set(_ id: String, key: String, value: String) throws {
         try lock.withLock {
             let source = try self.source(id)
             let before = description(of: id)!
-            let edited = try SceneLoader.editSource(before, key: key, value: value, origin: "set")
+            let frame = live.frame
+            let now = joinedSources.first { $0.description.id == id }.map { joined in
+                controls.state(of: id).map { joined.feed.position(at: frame, $0) } ?? .zero
+            } ?? controls.state(of: id).map { Self.position(of: before, $0, at: frame) }
+            let edited = try SceneLoader.editSource(before, key: key, value: value, origin: "set", position: now)
             if let index = joinedSources.firstIndex(where: { $0.description.id == id }) {
                 try change(joined: index, to: edited)
             }
@@ -480,8 +484,7 @@ public final class RoomSession: @unchecked Sendable {
                 || (!inPlace && (edited.paths != before.paths || edited.rate != before.rate || edited.loop != before.loop))
             var rebuild = false
             if renderingChanged, let source {
-                let isParticipant = room.scene.voice?.participants.contains { $0.id == id } ?? false
-                let rejoined = try !isParticipant && Self.joinProblem(edited, channels: source.fileChannels, origin: "set") == nil
+                let rejoined = try Self.joinProblem(edited, channels: source.fileChannels, origin: "set") == nil
                     && rejoin(source, as: edited)
                 if !rejoined, let index = room.sources.firstIndex(where: { $0.description.id == id }) {
                     // A point's audio is the file downmixed; a bed or passthrough needs the file's own channels.
@@ -491,7 +494,7 @@ public final class RoomSession: @unchecked Sendable {
                     }
                     room.sources[index] = sameAudio
                         ? RoomSource(edited, audio: source.audio, fileChannels: source.fileChannels, fileSampleRate: source.fileSampleRate)
-                        : try RoomSource(edited, decoded: AudioFileReader.read(path: edited.audioPath))
+                        : try Self.decode(edited)
                     rebuild = true
                 }
             }
@@ -596,12 +599,17 @@ public final class RoomSession: @unchecked Sendable {
 
     /// A joining source's audio decoded from its file.
     static func decodeFeed(_ description: SourceDescription) throws -> FeedAudio {
+        try FeedAudio(decode(description))
+    }
+
+    /// `description`'s audio decoded from its file; what the file refuses is an issue at its field.
+    static func decode(_ description: SourceDescription) throws -> RoomSource {
         do {
-            return try FeedAudio(RoomSource(description, decoded: AudioFileReader.read(path: description.audioPath)))
-        } catch let problem as AudioFileProblem {
-            throw SceneValidationError(issues: [description.audioField.issue(value: description.audioPath, problem.reason)])
-        } catch let error as SndFileError {
-            throw SceneValidationError(issues: [description.audioField.issue(value: description.audioPath, "cannot read audio: \(error.reason)")])
+            return try RoomSource(description, decoded: AudioFileReader.read(path: description.audioPath))
+        } catch let issue as SceneIssue {
+            throw SceneValidationError(issues: [issue])
+        } catch {
+            throw SceneValidationError(issues: [description.audioField.issue(value: description.audioPath, Room.refusal(error))])
         }
     }
 
@@ -664,6 +672,7 @@ public final class RoomSession: @unchecked Sendable {
         if state.glide == nil, case .fixed(let position) = edited.placement {
             state.glide = Glide(from: position, to: position, startFrame: 0, endFrame: 0)
         }
+        if room.scene.voice?.participants.contains(where: { $0.id == id }) ?? false { room.rejoinedTalkers.append(source) }
         detach(id)
         try join(edited, feed: audio.feed(placement: edited.placement, origin: 0), fileChannels: source.fileChannels, state: state)
         return true

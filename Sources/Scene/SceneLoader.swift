@@ -84,7 +84,11 @@ public enum SceneLoader {
     /// `source` with `key` set to `value` (YAML text, one value), validated
     /// as the whole entry would be in a scene file.
     /// The file stays as it is and is not read again.
-    public static func editSource(_ source: SourceDescription, key: String, value: String, origin: String) throws -> SourceDescription {
+    ///
+    /// A new mode or algorithm drops what it makes meaningless; `position`,
+    /// where the source is now, places one that had no position again.
+    public static func editSource(_ source: SourceDescription, key: String, value: String, origin: String,
+                                  position: Position? = nil) throws -> SourceDescription {
         let refuse = { (reason: String) in
             SceneValidationError(issues: [SceneIssue(file: origin, line: nil, field: "\(source.id).\(key)", value: value, reason: reason)])
         }
@@ -109,6 +113,10 @@ public enum SceneLoader {
         }
         if key == "mode" || key == "algorithm" {
             for name in meaningless where name != key { keys[name] = nil }
+            // A source that had no position (a bed, a file as it is) and is placed again stands where the room has it.
+            if let position, keys["position"] == nil, keys["motion"] == nil, !meaningless.contains("position") {
+                keys["position"] = try compose(SceneWriter.vector(position), origin: origin)
+            }
         }
         let edited = Node.mapping(keys)
         do {

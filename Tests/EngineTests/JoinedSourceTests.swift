@@ -273,6 +273,10 @@ import Testing
         #expect(asIsLevels.allSatisfy { $0 > steady - 6 }, "a gap while switching: \(asIsLevels)")
         let centred = driver.render(blocks: 10)
         #expect(zip(centred[0], centred[1]).allSatisfy { $0 == $1 }, "played as it is, both ears get the same samples")
+        // Placed again, it stands where it was when it left the world: on the right.
+        let (placed, _) = try set("noise", "algorithm", "auto") { leftOf($0) > 6 && Self.timeDifference($0) > 400e-6 }
+        #expect(placed ?? .max <= 2)
+        _ = try set("noise", "algorithm", "passthrough") { abs(leftOf($0)) < 0.5 }
 
         // An added source goes the same ways.
         try driver.session.setGain("noise", decibels: -80)
@@ -397,6 +401,34 @@ import Testing
         let gone = (1...5).first { _ in Self.level(driver.render(blocks: 1)) < -90 }
         #expect(gone ?? .max <= 2, "silent after removal: \(String(describing: gone))")
         #expect(driver.session.status()["renderersMade"] as? Int == 0)
+    }
+
+    /// A talker of the scene's voice session set to the field takes a place
+    /// of its own: heard from the next blocks on, no new renderers, and its
+    /// voice activity still reported.
+    @Test func aTalkerOfTheVoiceSessionChangesHowItRendersAndKeepsItsVoiceActivity() throws {
+        let talk = VoiceRoom.talk(try VoiceRoom.speech("barkeep"), after: 1, total: 6)
+        let driver = try Driver(VoiceRoom.room(scene: [], participants: [VoiceRoom.participant("anna", talk.signal)]))
+        driver.render(blocks: 30)
+        try driver.session.set("anna", key: "algorithm", value: "soundField")
+        var levels: [Double] = [], talkingBlocks = 0
+        for _ in 0..<300 {
+            levels.append(Self.level(driver.render(blocks: 1)))
+            if driver.session.status()["talking"] as? [String] == ["anna"] { talkingBlocks += 1 }
+        }
+        print("a talker in the field: loudest block \(levels.max()!) dBFS, talking in \(talkingBlocks) of 300 blocks")
+        #expect(levels.max()! > -40)
+        #expect(talkingBlocks > 50, "its voice activity is still reported")
+        let entry = (driver.session.status()["sources"] as? [[String: Any]] ?? []).first { $0["id"] as? String == "anna" }
+        #expect(entry?["algorithm"] as? String == "soundField")
+        #expect(driver.session.status()["renderersMade"] as? Int == 0)
+        // New renderers for another route still find its audio to listen to.
+        try driver.session.forceRoute(.speakers)
+        driver.render(blocks: 60)
+        #expect(driver.session.status()["renderersMade"] as? Int == 1)
+        try driver.session.remove("anna")
+        driver.render(blocks: 5)
+        #expect(Self.level(driver.render(blocks: 10)) < -90)
     }
 
     /// Bad input names the field, the value and the reason, and changes nothing.
