@@ -531,7 +531,7 @@ public final class RoomSession: @unchecked Sendable {
         try Self.checkJoinable(edited, channels: entry.fileChannels, origin: "set", isStream: entry.isStream)
         let rendering = JoinedRendering(edited, channels: entry.fileChannels)
         guard rendering != entry.rendering else { return }
-        if entry.isStream || edited.shape(channels: entry.fileChannels) == entry.description.shape(channels: entry.fileChannels) {
+        if entry.isStream || Self.feedForm(edited, fileChannels: entry.fileChannels) == Self.feedForm(entry.description, fileChannels: entry.fileChannels) {
             controls.move(edited.id, to: rendering)
             return
         }
@@ -566,6 +566,22 @@ public final class RoomSession: @unchecked Sendable {
             return refuse("rate", "\(description.rate)", "a stream plays at the rate it is pushed")
         }
         return nil
+    }
+
+    /// How a joining source's feed holds its file: the channels it keeps
+    /// (one for a point, the file's own as it is: the same for a mono
+    /// file), or a bed's speaker feeds.
+    enum FeedForm: Equatable {
+        case channels(Int)
+        case speakers
+    }
+
+    static func feedForm(_ description: SourceDescription, fileChannels: Int) -> FeedForm {
+        switch description.shape(channels: fileChannels) {
+        case .point: .channels(1)
+        case .passthrough: .channels(fileChannels)
+        case .bed: .speakers
+        }
     }
 
     /// A joining source's audio, a channel apiece at the engine's rate:
@@ -617,12 +633,7 @@ public final class RoomSession: @unchecked Sendable {
     /// rather than decoded again; a bed's speaker feeds are its own. Under the lock.
     private func held(_ description: SourceDescription, fileChannels: Int) -> FeedAudio? {
         let path = description.audioPath
-        let channels: Int
-        switch description.shape(channels: fileChannels) {
-        case .bed: return nil
-        case .point: channels = 1
-        case .passthrough: channels = fileChannels
-        }
+        guard case .channels(let channels) = Self.feedForm(description, fileChannels: fileChannels) else { return nil }
         // A point's audio is always mono, any other the file's channels.
         if let source = room.sources.first(where: { $0.description.audioPath == path && $0.audio.channelCount == channels }) {
             return FeedAudio(channels: (0..<channels).map(source.audio.channel))
