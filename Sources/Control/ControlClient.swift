@@ -10,8 +10,13 @@ public struct ControlClient: Sendable {
         self.path = path
     }
 
+    /// The longest answer read: far beyond any room's status, short of exhausting memory.
+    static let maximumAnswerBytes = 1 << 30
+
     public enum Failure: Error, CustomStringConvertible {
         case noDaemon(path: String, reason: String)
+        /// The socket is there and not this user's to open.
+        case denied(path: String)
         /// The daemon refused the request, saying why.
         case refused(String)
         case badReply(String)
@@ -19,6 +24,7 @@ public struct ControlClient: Sendable {
         public var description: String {
             switch self {
             case .noDaemon(let path, let reason): "no roomd is listening at \(path) (\(reason)); start one with: roomd SCENE"
+            case .denied(let path): "permission denied: \(path) belongs to another user (pass --socket for your own roomd)"
             case .refused(let message): message
             case .badReply(let line): "roomd answered something that is not the protocol: \(line.prefix(200))"
             }
@@ -60,11 +66,17 @@ public struct ControlClient: Sendable {
     private func connect<Result: Sendable>(
         _ body: (NIOAsyncChannelInboundStream<ByteBuffer>, NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws -> Result
     ) async throws -> Result {
-        guard FileManager.default.fileExists(atPath: path) else { throw Failure.noDaemon(path: path, reason: "no socket there") }
+        var info = stat()
+        if lstat(path, &info) != 0 {
+            throw errno == EACCES ? Failure.denied(path: path) : Failure.noDaemon(path: path, reason: "no socket there")
+        }
         let channel: LineChannel
         do {
+            // An answer may be any size: the status of a room of ten thousand sources.
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connect(unixDomainSocketPath: path) { LineChannel.lines(on: $0) }
+                .connect(unixDomainSocketPath: path) { LineChannel.lines(on: $0, maximumBytes: Self.maximumAnswerBytes) }
+        } catch let error as IOError where error.errnoCode == EACCES {
+            throw Failure.denied(path: path)
         } catch {
             throw Failure.noDaemon(path: path, reason: "\(error)")
         }

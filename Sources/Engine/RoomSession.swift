@@ -71,6 +71,8 @@ public final class RoomSession: @unchecked Sendable {
     private var joinedSources: [JoinedEntry] = []
     /// Scene sources removed: silenced at once, stopped once the fade has played.
     private var removals: [(slot: Int, frame: Int)] = []
+    /// What `sink record` writes into, until the next `sink`.
+    private var recordingSink: FileRecorderSink?
     /// A `set` changed how a source renders: new renderers are wanted for the same route.
     private var roomChanged = false
 
@@ -244,6 +246,7 @@ public final class RoomSession: @unchecked Sendable {
             echoOn = engine.echoCancellation.on
             microphoneFile = nil
             recordingFile = nil
+            recordingSink = nil
             speaking = []
             if layoutChanged { onLayoutChange(nextRoute.layout) }
             hub.publish(EngineEvent(frame: 0, kind: .sceneLoaded(name: next.scene.name)))
@@ -376,10 +379,23 @@ public final class RoomSession: @unchecked Sendable {
     public func setSink(recordTo path: String?) throws {
         try lock.withLock {
             let sink = try path.map {
-                FileRecorderSink(writer: try AudioFileWriter(path: $0, format: .wavFloat, layout: route.layout, sampleRate: Room.sampleRate))
+                let writer = try AudioFileWriter(path: $0, format: .wavFloat, layout: route.layout, sampleRate: Room.sampleRate)
+                // Its header follows what is written, so a recording cut short still reads back whole.
+                writer.updateHeaderOnEveryWrite()
+                return FileRecorderSink(writer: writer)
             }
             try send(.sink(sink))
             recordingFile = path
+            recordingSink = sink
+        }
+    }
+
+    /// Closes the file `sink record` writes, its header final. Call only
+    /// once the room no longer renders: when the program stops.
+    public func finishRecording() {
+        lock.withLock {
+            try? recordingSink?.writer.close()
+            recordingSink = nil
         }
     }
 

@@ -57,6 +57,18 @@ final class LiveOutput: @unchecked Sendable {
         }
     }
 
+    /// Stops playing for good: no more blocks render, the streams close,
+    /// and the room's own clock finishes its file.
+    func stop() {
+        queue.sync {
+            timer?.cancel()
+            timer = nil
+            closePulse()
+            clock?.stop()
+            clock = nil
+        }
+    }
+
     // MARK: On the queue
 
     private func play(on connection: PulseConnection) {
@@ -71,7 +83,7 @@ final class LiveOutput: @unchecked Sendable {
                 microphone.push($0)
             }
         } catch {
-            FileHandle.standardError.write(Data("roomd: \(error)\n".utf8))
+            Console.error("roomd: \(error)")
         }
     }
 
@@ -94,7 +106,7 @@ final class LiveOutput: @unchecked Sendable {
             }
         } catch {
             playback = nil
-            FileHandle.standardError.write(Data("roomd: cannot open playback: \(error)\n".utf8))
+            Console.error("roomd: cannot open playback: \(error)")
         }
     }
 
@@ -104,7 +116,7 @@ final class LiveOutput: @unchecked Sendable {
         lostAt = .now
         closePulse()
         session.post(.serverLost)
-        FileHandle.standardError.write(Data("roomd: lost the PulseAudio server; the room plays on its own clock and reconnects when it can\n".utf8))
+        Console.error("roomd: lost the PulseAudio server; the room plays on its own clock and reconnects when it can")
         startClock(file: nil)
     }
 
@@ -133,7 +145,7 @@ final class LiveOutput: @unchecked Sendable {
             self.lostAt = nil
             let after = ContinuousClock.now - lostAt
             session.post(.serverReconnected(afterSeconds: Double(after.components.seconds) + Double(after.components.attoseconds) * 1e-18))
-            FileHandle.standardError.write(Data("roomd: PulseAudio is back; playing on it again\n".utf8))
+            Console.error("roomd: PulseAudio is back; playing on it again")
             return
         }
         guard let playback else { return }
@@ -203,7 +215,7 @@ final class RoomClock: @unchecked Sendable {
                 writer = try AudioFileWriter(path: file, format: .wavFloat, channelCount: channels, sampleRate: Room.sampleRate)
                 writer?.updateHeaderOnEveryWrite()
             } catch {
-                FileHandle.standardError.write(Data("roomd: cannot write \(file): \(error); the room plays into nothing\n".utf8))
+                Console.error("roomd: cannot write \(file): \(error); the room plays into nothing")
             }
         }
         let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: RoomEngine.blockFrames * ChannelLayout.surround71.channelCount)

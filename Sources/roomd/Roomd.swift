@@ -5,6 +5,7 @@ import Devices
 import Engine
 import Foundation
 import Scene
+import Synchronization
 
 @main
 struct Roomd: AsyncParsableCommand {
@@ -42,11 +43,20 @@ struct Roomd: AsyncParsableCommand {
     }
 
     func run() async throws {
+        Console.start()
+        let path = socket ?? defaultControlSocketPath()
+        // Before anything plays: another daemon at the socket, or an unsafe folder, stops this one.
+        do {
+            try ControlServer.prepare(socket: path)
+        } catch let refusal as ControlSocketPlace.Refusal {
+            Console.error("roomd: \(refusal)")
+            throw ExitCode.failure
+        }
         let room: Room
         do {
             room = try Room.load(path: scene)
         } catch let error as SceneValidationError {
-            FileHandle.standardError.write(Data((error.issues.map(\.description).joined(separator: "\n") + "\nroomd: nothing played\n").utf8))
+            Console.error(error.issues.map(\.description).joined(separator: "\n") + "\nroomd: nothing played")
             throw ExitCode(2)
         }
         let connection: PulseConnection?
@@ -61,27 +71,71 @@ struct Roomd: AsyncParsableCommand {
         session.startPumping()
         let fallback = output ?? "roomd-\(URL(fileURLWithPath: scene).deletingPathExtension().lastPathComponent).wav"
         if connection == nil {
-            FileHandle.standardOutput.write(Data("roomd: no PulseAudio server; playing \(room.scene.name) on the room's own clock into \(fallback)\n".utf8))
+            Console.out("roomd: no PulseAudio server; the room plays on its own clock into \(fallback)")
         }
         let live = LiveOutput(session: session, targetLatencyFrames: latencyMilliseconds * Room.sampleRate / 1000,
                               fallbackFile: fallback)
         live.start(connection: connection)
-        let path = socket ?? defaultControlSocketPath()
-        FileHandle.standardOutput.write(Data("roomd: \(room.scene.name) playing; control socket \(path)\n".utf8))
-        let signals = Self.stopOnSignals()
-        try await ControlServer(service: ControlService(session: session), path: path).run()
-        _ = signals
+        let shutdown = Shutdown { signal in
+            // The render stops first, so every file it writes is whole when closed.
+            live.stop()
+            session.finishRecording()
+            uplinkRecorder?.close()
+            unlink(path)
+            Console.out("roomd: stopped on \(signal)")
+        }
+        shutdown.install()
+        let name = room.scene.name
+        do {
+            try await ControlServer(service: ControlService(session: session), path: path).run {
+                Console.out("roomd: \(name) playing; control socket \(path)")
+            }
+        } catch let refusal as ControlSocketPlace.Refusal {
+            Console.error("roomd: \(refusal)")
+            live.stop()
+            throw ExitCode.failure
+        }
     }
+}
 
-    /// Ends the process cleanly on SIGINT and SIGTERM: the socket is removed and files are closed.
-    private static func stopOnSignals() -> [DispatchSourceSignal] {
-        [SIGINT, SIGTERM].map { number in
+/// Stops roomd cleanly on SIGTERM, SIGINT or SIGHUP: the room stops
+/// rendering, every file it writes is finished, the socket goes, and the
+/// process exits 0 within a second. A second signal, or a second gone by,
+/// exits at once.
+final class Shutdown: @unchecked Sendable {
+    private let stop: (String) -> Void
+    private let queue = DispatchQueue(label: "roomd signals")
+    private var sources: [DispatchSourceSignal] = []
+    private let stopping = Atomic<Bool>(false)
+
+    init(stop: @escaping (String) -> Void) { self.stop = stop }
+
+    func install() {
+        sources = [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT"), (SIGHUP, "SIGHUP")].map { number, name in
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler { Glibc.exit(0) }
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [self] in begin(name) }
             source.resume()
             return source
         }
+    }
+
+    private func begin(_ name: String) {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else {
+            Console.error("roomd: \(name) again; exiting at once")
+            _exit(1)
+        }
+        let watchdog = Thread {
+            Thread.sleep(forTimeInterval: 1)
+            Console.error("roomd: did not stop within a second; exiting at once")
+            _exit(1)
+        }
+        watchdog.start()
+        // Off this queue, so a second signal is heard while the first stops the room.
+        Thread { [self] in
+            stop(name)
+            exit(0)
+        }.start()
     }
 }
 
@@ -90,6 +144,8 @@ struct Roomd: AsyncParsableCommand {
 final class ThreadedRecorderSink: AudioSink, @unchecked Sendable {
     private let ring = SampleRing(capacity: Room.sampleRate * 2)
     private let writer: AudioFileWriter
+    private let running = Atomic<Bool>(true)
+    private let finished = DispatchSemaphore(value: 0)
 
     init(path: String) throws {
         writer = try AudioFileWriter(path: path, format: .wavFloat, channelCount: 1, sampleRate: Room.sampleRate)
@@ -103,12 +159,22 @@ final class ThreadedRecorderSink: AudioSink, @unchecked Sendable {
         ring.write(block)
     }
 
+    /// Writes what the ring still holds and closes the file. Call once nothing plays into it.
+    func close() {
+        running.store(false, ordering: .releasing)
+        finished.wait()
+    }
+
     private func drain() {
+        defer { finished.signal() }
         var chunk = [Float](repeating: 0, count: Room.sampleRate / 10)
         while true {
+            let stopping = !running.load(ordering: .acquiring)
             let got = chunk.withUnsafeMutableBufferPointer { ring.read(into: $0) }
             if got > 0 { chunk.withUnsafeBufferPointer { try? writer.write(interleaved: UnsafeBufferPointer(rebasing: $0[0..<got])) } }
-            Thread.sleep(forTimeInterval: 0.02)
+            if stopping && got == 0 { break }
+            if got == 0 { Thread.sleep(forTimeInterval: 0.02) }
         }
+        try? writer.close()
     }
 }

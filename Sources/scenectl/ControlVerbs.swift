@@ -66,7 +66,7 @@ func waitFor<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Val
     switch outcome! {
     case .success(let value): return value
     case .failure(let error):
-        FileHandle.standardError.write(Data("scenectl: \(error)\n".utf8))
+        Console.error("scenectl: \(error)")
         throw ExitCode.failure
     }
 }
@@ -333,7 +333,7 @@ struct Events: ParsableCommand {
     func run() throws {
         try waitFor { [client = daemon.client] in
             // Unbuffered, so a pipe sees each event as it happens.
-            try await client.events { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+            try await client.events { line in Console.out(line) }
         }
     }
 }

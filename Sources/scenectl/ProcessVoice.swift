@@ -1,4 +1,5 @@
 import ArgumentParser
+import Control
 import Devices
 import Engine
 import Foundation
@@ -98,6 +99,6 @@ struct ProcessVoice: ParsableCommand {
     }
 
     private func note(_ text: String) {
-        FileHandle.standardError.write(Data("scenectl: \(text)\n".utf8))
+        Console.error("scenectl: \(text)")
     }
 }

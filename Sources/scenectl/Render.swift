@@ -1,4 +1,5 @@
 import ArgumentParser
+import Control
 import Devices
 import Engine
 import Foundation
@@ -82,9 +83,9 @@ struct Render: ParsableCommand {
         do {
             room = try Room.load(path: scene)
         } catch let error as SceneValidationError {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            Console.error("\(error)")
             let count = error.issues.count
-            FileHandle.standardError.write(Data("\(scene): \(count) problem\(count == 1 ? "" : "s"); nothing rendered\n".utf8))
+            Console.error("\(scene): \(count) problem\(count == 1 ? "" : "s"); nothing rendered")
             throw ExitCode(ExitStatus.usage)
         }
 

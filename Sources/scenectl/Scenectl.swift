@@ -1,4 +1,5 @@
 import ArgumentParser
+import Control
 import Devices
 import Engine
 import Foundation
@@ -18,12 +19,13 @@ struct Scenectl: ParsableCommand {
 
     /// Runs the command; usage errors exit with 2, like scene validation errors.
     static func main() {
+        Console.start()
         do {
             var command = try parseAsRoot()
             try command.run()
         } catch {
             if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Console.error(fullMessage(for: error))
                 Foundation.exit(ExitStatus.usage)
             }
             exit(withError: error)

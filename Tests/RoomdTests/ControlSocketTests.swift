@@ -164,6 +164,8 @@ struct ControlSocketTests {
 final class RoomDaemon {
     let folder: String
     let socket: String
+    let scene: String
+    var environment: [String: String]
     /// A named pipe in the folder, for requests that name one.
     let fifo: String
     let child: ChildProcess
@@ -174,8 +176,8 @@ final class RoomDaemon {
         socket = folder + "/roomd.sock"
         fifo = folder + "/pipe"
         mkfifo(fifo, 0o600)
-        let scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder)
-        var environment = ProcessInfo.processInfo.environment
+        scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder)
+        environment = ProcessInfo.processInfo.environment
         environment["PULSE_SERVER"] = "unix:\(folder)/no-server"
         environment["XDG_RUNTIME_DIR"] = folder
         child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", socket, "--output", folder + "/room.wav"],

@@ -1,0 +1,263 @@
+import AudioMeasurements
+import Foundation
+import Testing
+
+/// roomd and scenectl against hostile and unlucky use: signals, the
+/// socket's place, a second daemon, a closed standard output, huge answers.
+/// Each case checks the exit status, the message, and every file involved.
+struct HardeningTests {
+    /// SIGTERM, SIGINT and SIGHUP each stop roomd within a second while it
+    /// records: it exits 0, its socket is gone, and each WAV it wrote says
+    /// in its header exactly what it holds.
+    @Test(arguments: ["SIGTERM", "SIGINT", "SIGHUP"])
+    func aSignalStopsRoomdCleanlyWithARecordingOpen(_ name: String) throws {
+        let number = ["SIGTERM": SIGTERM, "SIGINT": SIGINT, "SIGHUP": SIGHUP][name]!
+        let daemon = try RoomDaemon()
+        let recording = daemon.folder + "/recording.wav"
+        let answer = try RawClient(path: daemon.socket).request(#"{"v":1,"verb":"sink","args":{"record":"\#(recording)"}}"#)
+        #expect(answer["ok"] as? Bool == true, "\(answer)")
+        // Half a second of audio recorded, by the file's own size.
+        let deadline = Date().addingTimeInterval(10)
+        while (WAVFile(recording)?.bytesSeconds ?? 0) < 0.5 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let start = Date()
+        daemon.child.signal(number)
+        let status = daemon.child.wait()
+        let took = Date().timeIntervalSince(start)
+        print("roomd stopped on \(name) in \(took * 1000) ms, status \(status)")
+        #expect(status == 0)
+        #expect(took < 1)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socket), "the socket is removed")
+        for file in [recording, daemon.folder + "/room.wav"] {
+            let wav = try #require(WAVFile(file), "\(file) reads as a WAV")
+            #expect(wav.headerSeconds == wav.bytesSeconds && wav.headerSeconds >= 0.5, "\(file): header \(wav.headerSeconds) s, data \(wav.bytesSeconds) s")
+        }
+        let said = try String(contentsOfFile: daemon.folder + "/roomd.out", encoding: .utf8)
+        #expect(said.contains("roomd: stopped on \(name)"), "\(said)")
+    }
+
+    /// A second roomd on the socket of a running one refuses to start and
+    /// says who is there; the first plays on, reachable.
+    @Test func aSecondRoomdOnTheSameSocketIsRefused() throws {
+        let daemon = try RoomDaemon()
+        let second = try ChildProcess.spawn(LiveRoom.product("roomd"), [daemon.scene, "--socket", daemon.socket, "--output", daemon.folder + "/second.wav"],
+                                            environment: daemon.environment, errors: daemon.folder + "/second.err")
+        #expect(second.wait() == 1)
+        let said = try String(contentsOfFile: daemon.folder + "/second.err", encoding: .utf8)
+        #expect(said.contains("roomd already runs at \(daemon.socket), pid \(daemon.child.pid)"), "\(said)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.folder + "/second.wav"), "it played nothing")
+        #expect(try RawClient(path: daemon.socket).request(#"{"v":1,"verb":"status"}"#)["ok"] as? Bool == true)
+    }
+
+    /// A socket nobody listens on is stale and replaced; a file that is not
+    /// a socket is refused and left as it was.
+    @Test func aStaleSocketIsReplacedAndAnythingElseIsLeftAlone() throws {
+        let folder = try Scratch()
+        let scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder.path)
+        let path = folder.path + "/roomd.sock"
+        try Self.leaveStaleSocket(at: path)
+        let daemon = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", path, "--output", folder.path + "/room.wav"],
+                                            environment: folder.environment, output: folder.path + "/roomd.out", errors: folder.path + "/roomd.err")
+        let deadline = Date().addingTimeInterval(10)
+        while (try? RawClient(path: path).request(#"{"v":1,"verb":"status"}"#)) == nil && daemon.isRunning && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(try RawClient(path: path).request(#"{"v":1,"verb":"status"}"#)["ok"] as? Bool == true, "roomd took the stale socket's place")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+
+        let precious = folder.path + "/precious"
+        try "keep me".write(toFile: precious, atomically: false, encoding: .utf8)
+        let refused = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", precious, "--output", folder.path + "/room2.wav"],
+                                             environment: folder.environment, errors: folder.path + "/refused.err")
+        #expect(refused.wait() == 1)
+        let said = try String(contentsOfFile: folder.path + "/refused.err", encoding: .utf8)
+        #expect(said.contains("\(precious) is there and is not a socket; not replacing it"), "\(said)")
+        #expect(try String(contentsOfFile: precious, encoding: .utf8) == "keep me")
+    }
+
+    /// Without a runtime folder, roomd uses /tmp/roomd-UID only if it is a
+    /// real folder of the user's own that nobody else may enter.
+    @Test func theFallbackSocketFolderMustBeTheUsersOwn() throws {
+        let fallback = "/tmp/roomd-\(getuid())"
+        try #require(!FileManager.default.fileExists(atPath: fallback), "\(fallback) is in use; this test makes its own")
+        defer { try? FileManager.default.removeItem(atPath: fallback) }
+        let folder = try Scratch()
+        let scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder.path)
+        var environment = folder.environment
+        environment["XDG_RUNTIME_DIR"] = nil
+        func refusal() throws -> (Int32, String) {
+            let child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--output", folder.path + "/room.wav"],
+                                               environment: environment, errors: folder.path + "/roomd.err")
+            let status = child.wait()
+            return (status, try String(contentsOfFile: folder.path + "/roomd.err", encoding: .utf8))
+        }
+        // Open to everyone, as another user could have made it first.
+        mkdir(fallback, 0o700)
+        chmod(fallback, 0o777)
+        let (open, openSaid) = try refusal()
+        #expect(open == 1 && openSaid.contains("refusing the socket folder \(fallback): its mode is 777"), "\(openSaid)")
+        // A symlink to somewhere else.
+        rmdir(fallback)
+        symlink(folder.path, fallback)
+        let (linked, linkedSaid) = try refusal()
+        #expect(linked == 1 && linkedSaid.contains("it is not a folder"), "\(linkedSaid)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/roomd.sock"), "nothing was made through the link")
+        unlink(fallback)
+        // Absent: made, mode 700, and the socket in it only the user may open.
+        let child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--output", folder.path + "/room.wav"], environment: environment,
+                                           output: folder.path + "/roomd.out", errors: folder.path + "/roomd.err")
+        let socket = fallback + "/roomd.sock"
+        let deadline = Date().addingTimeInterval(10)
+        while (try? RawClient(path: socket).request(#"{"v":1,"verb":"status"}"#)) == nil && child.isRunning && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        var info = stat()
+        #expect(lstat(fallback, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR && info.st_mode & 0o777 == 0o700)
+        #expect(lstat(socket, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK && info.st_mode & 0o777 == 0o600,
+                "socket mode \(String(info.st_mode & 0o777, radix: 8))")
+        child.signal(SIGTERM)
+        #expect(child.wait() == 0)
+    }
+
+    /// Its standard output closed (`roomd | head -1`), roomd plays on,
+    /// answers, says once on standard error what failed, and stops cleanly.
+    @Test func aClosedStandardOutputStopsNothing() throws {
+        let folder = try Scratch()
+        let scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder.path)
+        let pipe = folder.path + "/stdout"
+        mkfifo(pipe, 0o600)
+        let reader = open(pipe, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let socket = folder.path + "/roomd.sock"
+        let child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", socket, "--output", folder.path + "/room.wav"],
+                                           environment: folder.environment, output: pipe, errors: folder.path + "/roomd.err")
+        // Its first line arrives, then the reader goes, as head does.
+        var byte: UInt8 = 0
+        let deadline = Date().addingTimeInterval(10)
+        while read(reader, &byte, 1) != 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        close(reader)
+        while (try? RawClient(path: socket).request(#"{"v":1,"verb":"status"}"#)) == nil && child.isRunning && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        for _ in 0..<3 {
+            #expect(try RawClient(path: socket).request(#"{"v":1,"verb":"status"}"#)["ok"] as? Bool == true)
+        }
+        child.signal(SIGTERM)
+        #expect(child.wait() == 0)
+        let said = try String(contentsOfFile: folder.path + "/roomd.err", encoding: .utf8)
+        #expect(said.components(separatedBy: "standard output failed (Broken pipe); going on without it").count == 2, "said once: \(said)")
+    }
+
+    /// scenectl reads an answer of any size: a status of 10,000 sources,
+    /// about 1.5 MB on one line.
+    @Test func theClientReadsAnAnswerOfAnySize() throws {
+        let folder = try Scratch()
+        let socket = folder.path + "/big.sock"
+        let sources = (0..<10_000).map { #"{"id":"s\#($0)","mode":"point","category":"scene","gain":0,"playing":true,"algorithm":"hrtf","position":[1,0,-2]}"# }
+        let answer = #"{"v":1,"ok":true,"result":{"scene":"big","sources":["# + sources.joined(separator: ",") + "]}}\n"
+        let server = try OneAnswerServer(path: socket, answer: answer)
+        let output = folder.path + "/status.json"
+        let child = try ChildProcess.spawn(LiveRoom.product("scenectl"), ["status", "--socket", socket, "--json"], environment: folder.environment,
+                                           output: output, errors: folder.path + "/scenectl.err")
+        #expect(child.wait() == 0, "\((try? String(contentsOfFile: folder.path + "/scenectl.err", encoding: .utf8)) ?? "")")
+        server.finish()
+        let data = try Data(contentsOf: URL(fileURLWithPath: output))
+        let status = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        print("an answer of \(answer.utf8.count) bytes read whole")
+        #expect((status?["sources"] as? [Any])?.count == 10_000)
+    }
+
+    /// Leaves a socket file at `path` that nobody listens on, as a killed daemon does.
+    static func leaveStaleSocket(at path: String) throws {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8))
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(descriptor)
+        guard bound == 0 else { throw PulseServerError("cannot bind \(path): \(String(cString: strerror(errno)))") }
+    }
+}
+
+/// A folder of the test's own, and an environment without a sound server.
+final class Scratch {
+    let path: String
+    var environment: [String: String]
+
+    init() throws {
+        path = "/tmp/roomd-hardening-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = "unix:\(path)/no-server"
+        environment["XDG_RUNTIME_DIR"] = path
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A WAV file's length as its header gives it and as its bytes hold it.
+struct WAVFile {
+    let headerSeconds: Double
+    let bytesSeconds: Double
+
+    init?(_ path: String) {
+        guard let data = FileManager.default.contents(atPath: path), data.count >= 12 else { return nil }
+        let bytes = [UInt8](data)
+        func word(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+        func half(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        var index = 12, frameBytes = 0, rate = 0
+        while index + 8 <= bytes.count {
+            let id = String(decoding: bytes[index..<(index + 4)], as: UTF8.self), size = word(index + 4)
+            if id == "fmt " { frameBytes = half(index + 8 + 12); rate = word(index + 8 + 4) }
+            if id == "data" {
+                guard frameBytes > 0, rate > 0 else { return nil }
+                headerSeconds = Double(size / frameBytes) / Double(rate)
+                bytesSeconds = Double((bytes.count - index - 8) / frameBytes) / Double(rate)
+                return
+            }
+            index += 8 + size + (size & 1)
+        }
+        return nil
+    }
+}
+
+/// A Unix socket that answers the first line it is sent with `answer`, once.
+final class OneAnswerServer: @unchecked Sendable {
+    private let descriptor: Int32
+    private let done = DispatchSemaphore(value: 0)
+
+    init(path: String, answer: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 1) == 0 else { throw PulseServerError("cannot listen at \(path)") }
+        let listening = self.descriptor
+        Thread { [done] in
+            defer { done.signal() }
+            let client = accept(listening, nil, nil)
+            guard client >= 0 else { return }
+            defer { close(client) }
+            var byte: UInt8 = 0
+            while read(client, &byte, 1) == 1 && byte != UInt8(ascii: "\n") {}
+            var bytes = Array(answer.utf8)[...]
+            while !bytes.isEmpty {
+                let sent = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard sent > 0 else { return }
+                bytes = bytes.dropFirst(sent)
+            }
+        }.start()
+    }
+
+    /// Waits for the answer to be sent, then closes.
+    func finish() {
+        done.wait()
+        close(descriptor)
+    }
+}
