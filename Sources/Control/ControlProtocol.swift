@@ -36,9 +36,15 @@ public enum ControlProtocol {
                 throw SessionError.refused("malformed request: not a JSON object on one line")
             }
             // JSON's true would pass for 1 through Foundation's numbers.
-            guard let version = fields["v"], !Arguments.isBoolean(version), version as? Int == ControlProtocol.version else {
-                let shown = fields["v"].map { Arguments.isBoolean($0) ? "\($0 as? Bool == true)" : "\($0)" } ?? "missing"
-                throw SessionError.refused("protocol version \(shown); this daemon speaks \(ControlProtocol.version)")
+            guard let version = fields["v"], !Arguments.isBoolean(version), version is NSNumber,
+                  version as? Int == ControlProtocol.version else {
+                let shown: String = switch fields["v"] {
+                case nil: "missing"
+                case let text as String: "\"\(text)\" (text; the version is a number)"
+                case let other? where Arguments.isBoolean(other): "\(other as? Bool == true) (not a number)"
+                case let other?: "\(other)"
+                }
+                throw SessionError.refused("\"v\": \(shown); this daemon speaks protocol version \(ControlProtocol.version), as {\"v\": \(ControlProtocol.version), ...}")
             }
             guard let verb = fields["verb"] as? String else { throw SessionError.refused("malformed request: no \"verb\"") }
             guard let args = (fields["args"] ?? [String: Any]()) as? [String: Any] else {
@@ -119,12 +125,12 @@ public struct ControlService: Sendable {
             return [:]
         case "sink":
             let record = try args.string("record")
-            try session.setSink(recordTo: record == "default" ? nil : record)
+            try session.setSink(recordTo: record == "default" ? nil : record, force: try args.bool("force") ?? false)
             return [:]
         case "prompt": try session.triggerPrompt(try args.string("id")); return [:]
         case "save":
             let path = try args.string("path")
-            try session.save(to: path)
+            try session.save(to: path, force: try args.bool("force") ?? false)
             return ["path": path]
         default:
             throw SessionError.unknown("unknown verb \"\(request.verb)\"; the verbs are \(ControlProtocol.verbs.joined(separator: ", "))")
@@ -183,7 +189,8 @@ struct Arguments {
 
     func optionalPosition(_ field: String) throws -> Position? {
         guard let raw = values[field] else { return nil }
-        guard let numbers = raw as? [NSNumber], numbers.count == 3,
+        // JSON's true and false would pass for 1 and 0 through Foundation's numbers.
+        guard let numbers = raw as? [NSNumber], numbers.count == 3, !numbers.contains(where: Self.isBoolean),
               numbers.allSatisfy({ $0.doubleValue.isFinite && abs($0.doubleValue) <= 10_000 }) else {
             throw refuse(field, raw, "expected [x, y, z] in metres, each within 10 km")
         }

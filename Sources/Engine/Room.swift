@@ -28,6 +28,15 @@ public struct Room: Sendable {
         self.microphone = microphone
     }
 
+    /// The files the room reads: its scene, its sources' and prompts' audio,
+    /// its microphone recording. No output may be one of them.
+    public var inputFiles: [String] {
+        var files = [scene.file] + sources.map(\.description.audioPath) + rejoinedTalkers.map(\.description.audioPath)
+        files += scene.prompts.flatMap { [$0.normalPath, $0.shortPath] }
+        if case .file(let path)? = scene.voice?.microphone { files.append(path) }
+        return files.filter { !$0.isEmpty }
+    }
+
     /// The route the scene asks for, in the renderer's terms.
     public var requestedRoute: OutputRoute { OutputRoute(scene.route) }
 

@@ -376,10 +376,20 @@ public final class RoomSession: @unchecked Sendable {
     }
 
     /// Plays the room into a WAV file instead of the device, or with nil on the device again.
-    public func setSink(recordTo path: String?) throws {
+    ///
+    /// A new file, or an existing one with `force`; never a symlink, a
+    /// device or one of the room's own inputs.
+    public func setSink(recordTo path: String?, force: Bool = false) throws {
         try lock.withLock {
             let sink = try path.map {
-                let writer = try AudioFileWriter(path: $0, format: .wavFloat, layout: route.layout, sampleRate: Room.sampleRate)
+                let file: OutputFile
+                do {
+                    file = try OutputFile($0, policy: .record(force: force), inputs: room.inputFiles)
+                } catch let error as OutputFileError {
+                    throw SessionError.refused("cannot record to \(error)")
+                }
+                defer { try? file.commit() }
+                let writer = try AudioFileWriter(path: file.writingPath, format: .wavFloat, layout: route.layout, sampleRate: Room.sampleRate)
                 // Its header follows what is written, so a recording cut short still reads back whole.
                 writer.updateHeaderOnEveryWrite()
                 return FileRecorderSink(writer: writer)
@@ -750,12 +760,18 @@ public final class RoomSession: @unchecked Sendable {
     }
 
     /// Writes the room as it is now as a scene file.
-    public func save(to path: String) throws {
+    ///
+    /// An existing file is replaced only with `force`; a symlink, a device,
+    /// a folder or one of the room's own inputs never is. The file is
+    /// written whole under a temporary name and renamed into place.
+    public func save(to path: String, force: Bool = false) throws {
         let text = SceneWriter.yaml(scene(), savedAt: path)
         do {
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            throw SessionError.refused("cannot write \(path): \(error.localizedDescription)")
+            let file = try OutputFile(path, policy: .document(force: force), inputs: lock.withLock { room.inputFiles })
+            try file.write(text)
+            try file.commit()
+        } catch let error as OutputFileError {
+            throw SessionError.refused("cannot save to \(error)")
         }
     }
 

@@ -59,6 +59,13 @@ struct Roomd: AsyncParsableCommand {
             Console.error(error.issues.map(\.description).joined(separator: "\n") + "\nroomd: nothing played")
             throw ExitCode(2)
         }
+        // Neither recording may be the scene or the audio it plays.
+        for (option, path) in [("--output", output), ("--uplink", uplink)] {
+            if let path, let clash = OutputFile.clash(path, inputs: room.inputFiles) {
+                Console.error("roomd: \(option) \(path): \(clash)")
+                throw ExitCode(2)
+            }
+        }
         let connection: PulseConnection?
         do {
             connection = try PulseConnection(applicationName: "roomd", iconName: "audio-card")

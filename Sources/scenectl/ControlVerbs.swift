@@ -300,6 +300,7 @@ struct Sink: DaemonVerb {
     @OptionGroup var daemon: DaemonOptions
     @Argument(help: "default, or record.") var target: String
     @Argument(help: "The WAV file, after record.") var file: String?
+    @Flag(help: "Replace the file if it exists.") var force = false
 
     func validate() throws {
         switch (target, file) {
@@ -308,7 +309,9 @@ struct Sink: DaemonVerb {
         }
     }
 
-    func request() -> ControlProtocol.Request { .init(verb: "sink", args: ["record": file.map(absolute) ?? "default"]) }
+    func request() -> ControlProtocol.Request {
+        .init(verb: "sink", args: ["record": file.map(absolute) ?? "default", "force": force])
+    }
 }
 
 struct Prompt: DaemonVerb {
@@ -322,7 +325,8 @@ struct Save: DaemonVerb {
     static let configuration = CommandConfiguration(abstract: "Write the room as it is now as a scene file that loads again.")
     @OptionGroup var daemon: DaemonOptions
     @Argument(help: "The scene file to write.") var file: String
-    func request() -> ControlProtocol.Request { .init(verb: "save", args: ["path": absolute(file)]) }
+    @Flag(help: "Replace the file if it exists.") var force = false
+    func request() -> ControlProtocol.Request { .init(verb: "save", args: ["path": absolute(file), "force": force]) }
     func describe(_ result: [String: Any]) -> String { "saved \(result["path"] ?? file)" }
 }
 

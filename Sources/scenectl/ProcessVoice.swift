@@ -66,16 +66,22 @@ struct ProcessVoice: ParsableCommand {
                             far, farAudio.seconds, micAudio.seconds))
             }
         }
+        // Every output is written whole and renamed into place, so an interrupted run leaves none half written.
+        let inputs = [mic] + (far.map { [$0] } ?? [])
+        let audio = try open(out, as: "--out", streams: false, inputs: inputs)
+        let decisions = try vadOut.map { try open($0, as: "--vad-out", streams: true, inputs: inputs) }
+        let eventsFile = try events.map { try open($0, as: "--events", streams: true, inputs: inputs) }
+        OutputFile.removeUncommittedOnSignals()
         let result = try VoiceFileProcessor.run(mic: micAudio, far: farAudio, muted: muted, echoCancellation: aec == .on)
-        let writer = try AudioFileWriter(path: out, format: AudioFileFormat(path: out)!, channelCount: 1, sampleRate: micAudio.sampleRate)
+        let writer = try AudioFileWriter(path: audio.writingPath, format: AudioFileFormat(path: out)!, channelCount: 1,
+                                         sampleRate: micAudio.sampleRate)
         try writer.write(result.uplink)
         try writer.close()
-        if let vadOut {
-            try write(result.decisions.map { $0 ? "1" : "0" }.joined(separator: "\n") + "\n", to: vadOut, as: "--vad-out")
-        }
-        if let events {
-            try write(result.events.map { $0.jsonLine + "\n" }.joined(), to: events, as: "--events")
-        }
+        try audio.commit()
+        try decisions?.write(result.decisions.map { $0 ? "1" : "0" }.joined(separator: "\n") + "\n")
+        try decisions?.commit()
+        try eventsFile?.write(result.events.map { $0.jsonLine + "\n" }.joined())
+        try eventsFile?.commit()
         let speechFrames = result.decisions.filter { $0 }.count
         print(String(format: "%@ -> %@: %.2f s at %d Hz, echo cancellation %@%@; speech in %d of %d frames, %d events",
                      mic, out, micAudio.seconds, micAudio.sampleRate, aec.rawValue, muted ? ", muted" : "",
@@ -90,11 +96,11 @@ struct ProcessVoice: ParsableCommand {
         }
     }
 
-    private func write(_ text: String, to path: String, as option: String) throws {
+    private func open(_ path: String, as option: String, streams: Bool, inputs: [String]) throws -> OutputFile {
         do {
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            throw ValidationError("\(option) \"\(path)\": cannot write: \(error.localizedDescription)")
+            return try OutputFile(path, policy: .replace(streams: streams), inputs: inputs)
+        } catch let error as OutputFileError {
+            throw ValidationError("\(option) \(error)")
         }
     }
 

@@ -71,8 +71,8 @@ struct Render: ParsableCommand {
         for prompt in prompts where seconds.map({ prompt.seconds >= $0 }) ?? false {
             throw ValidationError("--prompt at \(prompt.seconds) s is not inside the \(seconds!) s rendered")
         }
-        if [mic, echo].contains(out) || events == out {
-            throw ValidationError("--out \"\(out)\" is also an input or the events file; it would be overwritten")
+        if events == out {
+            throw ValidationError("--out \"\(out)\" is also the events file; it would be overwritten")
         }
     }
 
@@ -102,18 +102,24 @@ struct Render: ParsableCommand {
             }
         }
         let voice = try offlineVoice(room: room, seconds: seconds)
-        let eventsFile = try events.map { path in
-            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-                throw ValidationError("--events \"\(path)\": cannot create the file")
-            }
-            return handle
+        // Nothing the room reads is written over; an interrupted render leaves no half file under either name.
+        let inputs = room.inputFiles + [mic, echo].compactMap { $0 }
+        let audio: OutputFile, eventsFile: OutputFile?
+        do {
+            audio = try OutputFile(out, policy: .replace(streams: false), inputs: inputs)
+            eventsFile = try events.map { try OutputFile($0, policy: .replace(streams: true), inputs: inputs) }
+        } catch let error as OutputFileError {
+            throw ValidationError("\(error)")
         }
-        defer { try? eventsFile?.close() }
-        let writer = try AudioFileWriter(path: out, format: format, layout: layout, sampleRate: Room.sampleRate)
+        OutputFile.removeUncommittedOnSignals()
+        let writer = try AudioFileWriter(path: audio.writingPath, format: format, layout: layout, sampleRate: Room.sampleRate)
         var reported = 0
+        var eventsError: Error?
         let summary = try OfflineRender.run(room: room, route: route, seconds: seconds, routeChanges: routeChanges,
                                             writer: writer, format: format, voice: voice,
-                                            events: { eventsFile?.write(Data(($0.jsonLine + "\n").utf8)) }) { done in
+                                            events: { event in
+                                                do { try eventsFile?.write(event.jsonLine + "\n") } catch { eventsError = eventsError ?? error }
+                                            }) { done in
             guard seconds > Self.progressThreshold else { return }
             let quarter = Int(done * 4)
             if quarter > reported {
@@ -121,6 +127,9 @@ struct Render: ParsableCommand {
                 logger.info("rendering \(room.scene.name): \(quarter * 25)% of \(seconds) s")
             }
         }
+        if let eventsError { throw eventsError }
+        try audio.commit()
+        try eventsFile?.commit()
         if room.scene.voice == nil && (mic != nil || echo != nil) {
             logger.warning("\(scene) has no voice section: --mic and --echo have no uplink to feed")
         }

@@ -166,6 +166,106 @@ struct HardeningTests {
         #expect((status?["sources"] as? [Any])?.count == 10_000)
     }
 
+    /// Outputs are written the one way: a device stays a device, a symlink
+    /// is followed and stays, a file keeps its mode, and no output may be
+    /// a file the room reads.
+    @Test func renderOutputsKeepWhatTheyAre() throws {
+        let folder = try Scratch()
+        let scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder.path)
+        func scenectl(_ arguments: [String]) throws -> (Int32, String) {
+            let child = try ChildProcess.spawn(LiveRoom.product("scenectl"), arguments, environment: folder.environment,
+                                               output: folder.path + "/scenectl.out", errors: folder.path + "/scenectl.err")
+            let status = child.wait()
+            return (status, try String(contentsOfFile: folder.path + "/scenectl.err", encoding: .utf8))
+        }
+        // A null device made here, so a mistake cannot replace the system's.
+        let device = folder.path + "/null"
+        try #require(mknod(device, S_IFCHR | 0o666, Self.nullDevice) == 0, "mknod: \(String(cString: strerror(errno)))")
+        let real = folder.path + "/events.jsonl", link = folder.path + "/events-link"
+        try "old\n".write(toFile: real, atomically: false, encoding: .utf8)
+        chmod(real, 0o600)
+        symlink(real, link)
+        let (toDevice, _) = try scenectl(["render", scene, "--out", folder.path + "/a.wav", "--seconds", "0.5", "--events", device])
+        let (throughLink, _) = try scenectl(["render", scene, "--out", folder.path + "/b.wav", "--seconds", "0.5", "--events", link])
+        #expect(toDevice == 0 && throughLink == 0)
+        var info = stat()
+        #expect(lstat(device, &info) == 0 && info.st_mode & S_IFMT == S_IFCHR, "the device is still a device")
+        #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the symlink is still a symlink")
+        #expect(stat(real, &info) == 0 && info.st_mode & 0o777 == 0o600, "the file keeps its mode")
+        let written = try String(contentsOfFile: real, encoding: .utf8)
+        // The tone room has no events to write: what the link named was replaced by them, none.
+        #expect(written.isEmpty, "the events went through the link: \(written.prefix(80))")
+
+        // Over the room's own audio: a usage error naming both, the asset untouched.
+        let asset = folder.path + "/tone.wav"
+        let before = try Data(contentsOf: URL(fileURLWithPath: asset))
+        let (overAsset, said) = try scenectl(["render", scene, "--out", asset, "--seconds", "0.5"])
+        #expect(overAsset == 2 && said.contains(asset) && said.contains("one of the room's own inputs"), "\(said)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: asset)) == before)
+
+        // roomd's uplink over its own scene.
+        let roomd = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", folder.path + "/r.sock", "--uplink", scene],
+                                           environment: folder.environment, errors: folder.path + "/roomd.err")
+        #expect(roomd.wait() == 2)
+        let roomdSaid = try String(contentsOfFile: folder.path + "/roomd.err", encoding: .utf8)
+        #expect(roomdSaid.contains("--uplink \(scene): it is one of the room's own inputs"), "\(roomdSaid)")
+        #expect(try String(contentsOfFile: scene, encoding: .utf8).hasPrefix("version: 1"))
+    }
+
+    /// An interrupted render leaves nothing under the asked name, and no temporary file.
+    @Test func anInterruptedRenderLeavesNoHalfFile() throws {
+        let folder = try Scratch()
+        let scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder.path)
+        let out = folder.path + "/long.wav"
+        let child = try ChildProcess.spawn(LiveRoom.product("scenectl"), ["render", scene, "--out", out, "--seconds", "3000"],
+                                           environment: folder.environment, errors: folder.path + "/scenectl.err")
+        // Interrupted once it has written a second of audio under its temporary name.
+        let deadline = Date().addingTimeInterval(20)
+        func temporaries() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasPrefix(".long.wav.") }
+        }
+        while (temporaries().first.map { (try? FileManager.default.attributesOfItem(atPath: folder.path + "/" + $0)[.size] as? Int) ?? 0 } ?? 0)
+                < 400_000 && child.isRunning && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(!temporaries().isEmpty, "the render writes under a temporary name")
+        child.signal(SIGINT)
+        #expect(child.wait() == 128 + SIGINT)
+        #expect(!FileManager.default.fileExists(atPath: out), "nothing under the asked name")
+        #expect(temporaries().isEmpty, "and no temporary file left")
+    }
+
+    /// `save` and `sink record` take a new file, or an existing one with
+    /// force; never a symlink, a device, or the room's own scene.
+    @Test func saveAndRecordTakeOnlyFilesTheyMay() throws {
+        let daemon = try RoomDaemon()
+        let client = try RawClient(path: daemon.socket)
+        func error(_ verb: String, _ args: String) throws -> String? {
+            let reply = try client.request(#"{"v":1,"verb":"\#(verb)","args":{\#(args)}}"#)
+            return reply["ok"] as? Bool == true ? nil : reply["error"] as? String ?? "refused"
+        }
+        let existing = daemon.folder + "/existing.yaml"
+        try "keep me".write(toFile: existing, atomically: false, encoding: .utf8)
+        #expect(try error("save", #""path":"\#(existing)""#)?.contains("it exists; pass --force to replace it") == true)
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "keep me")
+        #expect(try error("save", #""path":"\#(existing)","force":true"#) == nil)
+        #expect(try String(contentsOfFile: existing, encoding: .utf8).contains("sources:"))
+        let link = daemon.folder + "/link.yaml"
+        symlink(existing, link)
+        #expect(try error("save", #""path":"\#(link)","force":true"#)?.contains("it is a symlink") == true)
+        #expect(try error("save", #""path":"\#(daemon.scene)","force":true"#)?.contains("one of the room's own inputs") == true)
+        let device = daemon.folder + "/null"
+        try #require(mknod(device, S_IFCHR | 0o666, Self.nullDevice) == 0)
+        #expect(try error("sink", #""record":"\#(device)""#)?.contains("a device, a FIFO or a socket") == true)
+        #expect(try error("sink", #""record":"\#(existing)""#)?.contains("it exists; pass --force") == true)
+        var info = stat()
+        #expect(lstat(device, &info) == 0 && info.st_mode & S_IFMT == S_IFCHR)
+        #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+    }
+
+    /// The null device's number, 1:3, as Linux's makedev packs it.
+    static let nullDevice = dev_t((1 << 8) | 3)
+
     /// Leaves a socket file at `path` that nobody listens on, as a killed daemon does.
     static func leaveStaleSocket(at path: String) throws {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)

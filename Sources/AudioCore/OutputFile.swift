@@ -1,0 +1,206 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file the program was asked to write, opened the one way every writer
+/// of the engine opens its outputs.
+///
+/// - A regular file, or a path where nothing is: written under a temporary
+///   name in the same folder and renamed over the asked name on `commit`,
+///   so an interrupted write leaves the old file, or nothing, under it. An
+///   existing file's mode is kept.
+/// - A symlink is followed: the file it names is written, the link stays.
+/// - A character device, a FIFO, or the standard output (`-` or
+///   /dev/stdout) is opened and written as it is, where `streams` allows:
+///   /dev/null stays a device.
+/// - A `record` output (a recording, `save`) is a new regular file written
+///   under its own name as it grows; an existing one is replaced only when
+///   forced, and a symlink, a device or a FIFO is refused.
+/// - No output may be one of the `inputs` (the scene, the audio it reads):
+///   the same file, by device and inode, whatever path names it.
+public final class OutputFile {
+    public enum Policy: Sendable {
+        /// Written whole and renamed into place; devices, FIFOs and the standard output as they are.
+        case replace(streams: Bool)
+        /// A new regular file, written in place as it grows; an existing one only with `force`.
+        case record(force: Bool)
+        /// A new regular file written whole and renamed into place; an existing one only with `force`.
+        case document(force: Bool)
+    }
+
+    /// The path as it was asked for.
+    public let path: String
+    /// Where the bytes go now: the temporary file, or the output itself.
+    public let writingPath: String
+    /// Open for writing at `writingPath`.
+    public let descriptor: Int32
+    /// A device, a FIFO or the standard output: written as it is, not seekable.
+    public let isStream: Bool
+    /// The file the temporary one is renamed over; nil when written in place.
+    private let target: String?
+    private var finished = false
+
+    /// Temporary files not yet committed, removed if the program is interrupted.
+    nonisolated(unsafe) private static var pending = Set<String>()
+    private static let pendingLock = NSLock()
+
+    public init(_ path: String, policy: Policy, inputs: [String] = []) throws {
+        self.path = path
+        func refuse(_ reason: String) -> OutputFileError { OutputFileError(path: path, reason: reason) }
+        if path == "-" || path == "/dev/stdout" {
+            guard case .replace(streams: true) = policy else { throw refuse("the standard output cannot take this output: it needs a file") }
+            (writingPath, descriptor, isStream, target) = (path, dup(STDOUT_FILENO), true, nil)
+            return
+        }
+        var link = stat()
+        let exists = lstat(path, &link) == 0
+        if !exists && errno != ENOENT { throw refuse(String(cString: strerror(errno))) }
+        var info = stat()
+        let resolves = exists && stat(path, &info) == 0
+        if exists && !resolves {
+            throw refuse(link.st_mode & S_IFMT == S_IFLNK ? "it is a symlink to nothing" : String(cString: strerror(errno)))
+        }
+        if let clash = Self.clash(path, inputs: inputs) { throw refuse(clash) }
+        var streams = false
+        switch policy {
+        case .record(let force), .document(let force):
+            if exists {
+                switch link.st_mode & S_IFMT {
+                case S_IFLNK: throw refuse("it is a symlink; name the file itself")
+                case S_IFREG: if !force { throw refuse("it exists; pass --force to replace it") }
+                case S_IFDIR: throw refuse("it is a folder")
+                default: throw refuse("it is a device, a FIFO or a socket, not a file")
+                }
+            }
+        case .replace(let allowed):
+            streams = allowed
+        }
+        if case .record = policy {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            guard descriptor >= 0 else { throw refuse(String(cString: strerror(errno))) }
+            (writingPath, self.descriptor, isStream, target) = (path, descriptor, false, nil)
+        } else {
+            let kind = resolves ? info.st_mode & S_IFMT : S_IFREG
+            switch kind {
+            case S_IFREG:
+                // Follow a symlink to the file it names, and write beside that.
+                var real = path
+                if exists && link.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) {
+                    real = String(cString: resolved)
+                    free(resolved)
+                }
+                let folder = URL(fileURLWithPath: real).deletingLastPathComponent().path
+                var template = Array("\(folder)/.\(URL(fileURLWithPath: real).lastPathComponent).XXXXXX".utf8CString)
+                let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+                guard descriptor >= 0 else { throw refuse("cannot write in \(folder): \(String(cString: strerror(errno)))") }
+                let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+                // The mode the file has, or the one a new file gets.
+                let mask = umask(0)
+                umask(mask)
+                fchmod(descriptor, resolves ? info.st_mode & 0o7777 : 0o666 & ~mask)
+                Self.pendingLock.withLock { _ = Self.pending.insert(temporary) }
+                (writingPath, self.descriptor, isStream, target) = (temporary, descriptor, false, real)
+            case S_IFDIR:
+                throw refuse("it is a folder")
+            default:
+                guard streams, kind == S_IFCHR || kind == S_IFIFO else { throw refuse("it is a device, a FIFO or a socket, not a file") }
+                let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+                guard descriptor >= 0 else { throw refuse(String(cString: strerror(errno))) }
+                (writingPath, self.descriptor, isStream, target) = (path, descriptor, true, nil)
+            }
+        }
+    }
+
+    /// Why `path` may not be written: it is the same file as one of
+    /// `inputs`, by device and inode, whatever names it. Nil when it is none.
+    public static func clash(_ path: String, inputs: [String]) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        for input in inputs {
+            var other = stat()
+            if stat(input, &other) == 0 && other.st_dev == info.st_dev && other.st_ino == info.st_ino {
+                return input == path ? "it is one of the room's own inputs; choose another output"
+                                     : "it is \(input), one of the room's own inputs; choose another output"
+            }
+        }
+        return nil
+    }
+
+    deinit { if !finished { abandon() } }
+
+    /// Writes all of `bytes`.
+    public func write(_ bytes: some Collection<UInt8>) throws {
+        var remaining = Array(bytes)[...]
+        while !remaining.isEmpty {
+            let written = remaining.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw OutputFileError(path: path, reason: "cannot write: \(String(cString: strerror(errno)))")
+            }
+            remaining = remaining.dropFirst(written)
+        }
+    }
+
+    /// Writes `text` as UTF-8.
+    public func write(_ text: String) throws { try write(Array(text.utf8)) }
+
+    /// Finishes the output: a temporary file is flushed to disk and renamed over the asked name.
+    public func commit() throws {
+        guard !finished else { return }
+        finished = true
+        defer { close(descriptor) }
+        guard let target else { return }
+        Self.pendingLock.withLock { _ = Self.pending.remove(writingPath) }
+        if fsync(descriptor) != 0 || rename(writingPath, target) != 0 {
+            let reason = String(cString: strerror(errno))
+            unlink(writingPath)
+            throw OutputFileError(path: path, reason: "cannot write: \(reason)")
+        }
+    }
+
+    /// Gives the output up: a temporary file is removed, and the asked name keeps what it had.
+    public func abandon() {
+        guard !finished else { return }
+        finished = true
+        close(descriptor)
+        if target != nil {
+            unlink(writingPath)
+            Self.pendingLock.withLock { _ = Self.pending.remove(writingPath) }
+        }
+    }
+
+    /// Removes every temporary file not yet committed: for a program
+    /// stopping on a signal, so no half-written output is left behind.
+    public static func removeUncommitted() {
+        pendingLock.withLock { for path in pending { unlink(path) } }
+    }
+
+    /// On SIGINT, SIGTERM or SIGHUP, removes what is not yet committed and
+    /// exits with 128 plus the signal, as a shell reports it: an interrupted
+    /// program leaves its outputs as they were.
+    public static func removeUncommittedOnSignals() {
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: signalQueue)
+            source.setEventHandler {
+                removeUncommitted()
+                _exit(128 + number)
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    private static let signalQueue = DispatchQueue(label: "output files on signals")
+    nonisolated(unsafe) private static var signalSources: [DispatchSourceSignal] = []
+}
+
+/// An output that cannot be written as asked.
+public struct OutputFileError: Error, CustomStringConvertible, Sendable {
+    public let path: String
+    public let reason: String
+    public var description: String { "\(path): \(reason)" }
+}
