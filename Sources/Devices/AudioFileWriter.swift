@@ -87,6 +87,11 @@ public final class AudioFileWriter {
 
     /// Keeps the header current after every write, so a file still being
     /// written (a live recording) reads whole at any moment.
+    /// Writes the header for what the file holds so far, so it reads back whole if the program stops now.
+    public func updateHeaderNow() {
+        if let file { sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) }
+    }
+
     public func updateHeaderOnEveryWrite() {
         if let file { sf_command(file, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE)) }
     }

@@ -1,5 +1,8 @@
 import AudioCore
 import Devices
+import Dispatch
+import Foundation
+import Synchronization
 
 /// Where the engine's microphone comes from: 48 kHz mono float, one block
 /// at a time. Like PlanetKit's custom microphone, an app may set its own in
@@ -78,19 +81,75 @@ public final class PushedAudioSource: AudioSource, @unchecked Sendable {
     }
 }
 
-/// Writes what the engine plays to a file.
-public final class FileRecorderSink: AudioSink {
-    /// The file being written.
-    public let writer: AudioFileWriter
+/// Records what the engine plays into a file without writing on the
+/// thread that plays: the block is copied into a ring, and a thread of the
+/// recording's own writes it, about every 20 ms, updating the file's
+/// header with each write so it reads back whole however the program ends. A write that fails (a
+/// full disk) stops the recording, says why once through `stopped`, and
+/// the room plays on; so does a ring the writer cannot keep up with.
+public final class RecordingSink: AudioSink, @unchecked Sendable {
+    /// The file as it was asked for.
+    public let path: String
+    private let writer: AudioFileWriter
+    private let ring: SampleRing
+    private let running = Atomic<Bool>(true)
+    private let failed = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let stopped: @Sendable (String) -> Void
 
-    /// Records into `writer`, which the caller closes.
-    public init(writer: AudioFileWriter) {
+    /// Records into `writer` from now; `stopped` hears, on the recording's
+    /// thread, why it stopped early, if it does.
+    public init(path: String, writer: AudioFileWriter, stopped: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.path = path
         self.writer = writer
+        self.stopped = stopped
+        // Two seconds of the file's channels.
+        ring = SampleRing(capacity: 2 * Room.sampleRate * writer.channelCount)
+        // The header follows every write, on the recording's thread: a reader, or a crash, finds the file whole.
+        writer.updateHeaderOnEveryWrite()
+        let thread = Thread { [self] in drain() }
+        thread.name = "recorder"
+        thread.start()
     }
 
-    /// Appends the block to the file.
+    /// Copies the block into the ring; the render thread never waits on the disk.
     public func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws {
-        try writer.write(interleaved: block)
+        guard running.load(ordering: .relaxed), !failed.load(ordering: .relaxed) else { return }
+        if ring.write(block) < block.count { stop("the disk fell behind by more than two seconds") }
+    }
+
+    /// Writes what the ring still holds and closes the file, its header
+    /// final. Call once nothing plays into it any more.
+    public func close() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        finished.wait()
+    }
+
+    private func stop(_ reason: String) {
+        guard !failed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        stopped(reason)
+    }
+
+    private func drain() {
+        defer { finished.signal() }
+        let frames = Room.sampleRate / 10, channels = writer.channelCount
+        var chunk = [Float](repeating: 0, count: frames * channels)
+        while true {
+            let stopping = !running.load(ordering: .acquiring)
+            let got = chunk.withUnsafeMutableBufferPointer { ring.read(into: $0) } / channels * channels
+            if got > 0 && !failed.load(ordering: .acquiring) {
+                do {
+                    try chunk.withUnsafeBufferPointer { try writer.write(interleaved: UnsafeBufferPointer(rebasing: $0[0..<got])) }
+                } catch {
+                    stop("\(error)")
+                    // What it holds, it says: the header is written in place, needing no more room.
+                    writer.updateHeaderNow()
+                }
+            }
+            if stopping && got == 0 { break }
+            if got == 0 { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        try? writer.close()
     }
 }
 

@@ -46,6 +46,8 @@ public struct EngineEvent: Sendable, Equatable {
         case serverReconnected(afterSeconds: Double)
         /// A new scene replaced the room.
         case sceneLoaded(name: String)
+        /// A recording stopped before it was asked to (a full disk); the room plays on.
+        case recordingStopped(path: String, reason: String)
     }
 
     /// The event as one line of JSON, as `--events` files hold them.
@@ -71,6 +73,7 @@ public struct EngineEvent: Sendable, Equatable {
         case .serverReconnected(let after):
             fields += [("event", "serverReconnected"), ("afterSeconds", (after * 1_000).rounded() / 1_000)]
         case .sceneLoaded(let name): fields += [("event", "sceneLoaded"), ("name", name)]
+        case .recordingStopped(let path, let reason): fields += [("event", "recordingStopped"), ("path", path), ("reason", reason)]
         }
         // Key order as written, so a person reads time and event first.
         let body = fields.map { key, value in

@@ -71,8 +71,9 @@ public final class RoomSession: @unchecked Sendable {
     private var joinedSources: [JoinedEntry] = []
     /// Scene sources removed: silenced at once, stopped once the fade has played.
     private var removals: [(slot: Int, frame: Int)] = []
-    /// What `sink record` writes into, until the next `sink`.
-    private var recordingSink: FileRecorderSink?
+    /// What `sink record` writes into, until the next `sink`, and why it stopped early if it did.
+    private var recordingSink: RecordingSink?
+    private var recordingStopped: String?
     /// A `set` changed how a source renders: new renderers are wanted for the same route.
     private var roomChanged = false
 
@@ -206,6 +207,7 @@ public final class RoomSession: @unchecked Sendable {
                 "renderersMade": renderersMade,
                 "sources": sources, "promptStyle": promptStyle.rawValue,
                 "microphone": microphoneFile ?? "default", "sink": recordingFile.map { "record \($0)" } ?? "default",
+                "recordingStopped": recordingStopped ?? NSNull(),
             ]
             if let voice = room.scene.voice {
                 result["ducking"] = ["level": voice.duckingLevel.rawValue, "depth": voice.duckingDecibels, "advanced": voice.advancedDucking]
@@ -245,8 +247,14 @@ public final class RoomSession: @unchecked Sendable {
             echoMode = next.scene.voice?.echoCancellation ?? .auto
             echoOn = engine.echoCancellation.on
             microphoneFile = nil
+            // The new room plays into the device: a recording of the old one ends here, its file whole.
+            if let sink = recordingSink {
+                sink.close()
+                hub.publish(EngineEvent(frame: 0, kind: .recordingStopped(path: sink.path, reason: "another scene was loaded")))
+            }
             recordingFile = nil
             recordingSink = nil
+            recordingStopped = nil
             speaking = []
             if layoutChanged { onLayoutChange(nextRoute.layout) }
             hub.publish(EngineEvent(frame: 0, kind: .sceneLoaded(name: next.scene.name)))
@@ -390,23 +398,30 @@ public final class RoomSession: @unchecked Sendable {
                 }
                 defer { try? file.commit() }
                 let writer = try AudioFileWriter(path: file.writingPath, format: .wavFloat, layout: route.layout, sampleRate: Room.sampleRate)
-                // Its header follows what is written, so a recording cut short still reads back whole.
-                writer.updateHeaderOnEveryWrite()
-                return FileRecorderSink(writer: writer)
+                let path = $0
+                return RecordingSink(path: path, writer: writer) { [weak self] reason in self?.recordingFailed(path, reason) }
             }
             try send(.sink(sink))
             recordingFile = path
             recordingSink = sink
+            recordingStopped = nil
         }
     }
 
     /// Closes the file `sink record` writes, its header final. Call only
     /// once the room no longer renders: when the program stops.
     public func finishRecording() {
-        lock.withLock {
-            try? recordingSink?.writer.close()
-            recordingSink = nil
+        let sink = lock.withLock {
+            defer { recordingSink = nil }
+            return recordingSink
         }
+        sink?.close()
+    }
+
+    /// The recording at `path` stopped early: the room says so, and plays on.
+    private func recordingFailed(_ path: String, _ reason: String) {
+        lock.withLock { if recordingFile == path { recordingStopped = reason } }
+        post(.recordingStopped(path: path, reason: reason))
     }
 
     /// Plays prompt `id` in the variant the prompt style allows, or drops it after a wait.
@@ -784,6 +799,8 @@ public final class RoomSession: @unchecked Sendable {
             hub.publish(event)
         }
         while let item = live.returned.receive() {
+            // A recording the room no longer plays into finishes its file.
+            if case .sink(let old as RecordingSink) = item { old.close() }
             if case .late = item {
                 // The render side passed their frame before they arrived: make them again, further ahead.
                 lock.withLock {

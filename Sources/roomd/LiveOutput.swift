@@ -163,7 +163,10 @@ final class LiveOutput: @unchecked Sendable {
     }
 
     private func startClock(file: String?) {
-        clock = RoomClock(live: session.live, file: file)
+        clock = RoomClock(live: session.live, file: file) { [session] path, reason in
+            session.post(.recordingStopped(path: path, reason: reason))
+            Console.error("roomd: stopped writing \(path): \(reason); the room plays on")
+        }
         clock?.start()
     }
 
@@ -183,13 +186,16 @@ final class LiveOutput: @unchecked Sendable {
 final class RoomClock: @unchecked Sendable {
     private let live: LiveRoom
     private let file: String?
+    /// Hears why the file stopped early, if it does.
+    private let stopped: @Sendable (String, String) -> Void
     private var thread: Thread?
     private let done = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
-    init(live: LiveRoom, file: String?) {
+    init(live: LiveRoom, file: String?, stopped: @escaping @Sendable (String, String) -> Void) {
         self.live = live
         self.file = file
+        self.stopped = stopped
     }
 
     func start() {
@@ -209,11 +215,12 @@ final class RoomClock: @unchecked Sendable {
     private func run() {
         defer { done.signal() }
         let channels = live.channelCount
-        var writer: AudioFileWriter?
+        var recorder: RecordingSink?
         if let file {
             do {
-                writer = try AudioFileWriter(path: file, format: .wavFloat, channelCount: channels, sampleRate: Room.sampleRate)
-                writer?.updateHeaderOnEveryWrite()
+                // Written off this thread, so a slow or full disk never holds the room's clock.
+                let writer = try AudioFileWriter(path: file, format: .wavFloat, channelCount: channels, sampleRate: Room.sampleRate)
+                recorder = RecordingSink(path: file, writer: writer) { [stopped] in stopped(file, $0) }
             } catch {
                 Console.error("roomd: cannot write \(file): \(error); the room plays into nothing")
             }
@@ -227,12 +234,12 @@ final class RoomClock: @unchecked Sendable {
             let slice = UnsafeMutableBufferPointer(rebasing: block[0..<(RoomEngine.blockFrames * now)])
             live.render(into: slice, channels: now)
             // A file keeps the channels it was opened with.
-            if now == channels { try? writer?.write(interleaved: UnsafeBufferPointer(slice)) }
+            if now == channels { try? recorder?.play(UnsafeBufferPointer(slice), channels: channels) }
             next += period
             // Behind by more than a block: catch up on the clock, not in a burst.
             if ContinuousClock.now - next > period { next = .now }
             Thread.sleep(forTimeInterval: max(0, (next - .now) / .seconds(1)))
         }
-        try? writer?.close()
+        recorder?.close()
     }
 }

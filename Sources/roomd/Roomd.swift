@@ -72,9 +72,17 @@ struct Roomd: AsyncParsableCommand {
         } catch {
             connection = nil
         }
-        let uplinkRecorder = try uplink.map { try ThreadedRecorderSink(path: $0) }
+        // The session that hears why the uplink's file stopped, if it does, is made with the recording.
+        let sessionForEvents = Mutex<RoomSession?>(nil)
+        let uplinkRecorder = try uplink.map { path in
+            RecordingSink(path: path, writer: try AudioFileWriter(path: path, format: .wavFloat, channelCount: 1, sampleRate: Room.sampleRate)) { reason in
+                sessionForEvents.withLock { $0 }?.post(.recordingStopped(path: path, reason: reason))
+                Console.error("roomd: stopped writing \(path): \(reason); the room plays on")
+            }
+        }
         let session = try RoomSession(room: room, devices: (connection != nil, connection != nil), deviceRoute: nil,
                                          uplink: uplinkRecorder)
+        sessionForEvents.withLock { $0 = session }
         session.startPumping()
         let fallback = output ?? "roomd-\(URL(fileURLWithPath: scene).deletingPathExtension().lastPathComponent).wav"
         if connection == nil {
@@ -143,45 +151,5 @@ final class Shutdown: @unchecked Sendable {
             stop(name)
             exit(0)
         }.start()
-    }
-}
-
-/// Writes what the engine hands it to a WAV file from a thread of its own,
-/// so the render thread only copies into a ring.
-final class ThreadedRecorderSink: AudioSink, @unchecked Sendable {
-    private let ring = SampleRing(capacity: Room.sampleRate * 2)
-    private let writer: AudioFileWriter
-    private let running = Atomic<Bool>(true)
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(path: String) throws {
-        writer = try AudioFileWriter(path: path, format: .wavFloat, channelCount: 1, sampleRate: Room.sampleRate)
-        writer.updateHeaderOnEveryWrite()
-        let thread = Thread { [self] in drain() }
-        thread.name = "uplink recorder"
-        thread.start()
-    }
-
-    func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws {
-        ring.write(block)
-    }
-
-    /// Writes what the ring still holds and closes the file. Call once nothing plays into it.
-    func close() {
-        running.store(false, ordering: .releasing)
-        finished.wait()
-    }
-
-    private func drain() {
-        defer { finished.signal() }
-        var chunk = [Float](repeating: 0, count: Room.sampleRate / 10)
-        while true {
-            let stopping = !running.load(ordering: .acquiring)
-            let got = chunk.withUnsafeMutableBufferPointer { ring.read(into: $0) }
-            if got > 0 { chunk.withUnsafeBufferPointer { try? writer.write(interleaved: UnsafeBufferPointer(rebasing: $0[0..<got])) } }
-            if stopping && got == 0 { break }
-            if got == 0 { Thread.sleep(forTimeInterval: 0.02) }
-        }
-        try? writer.close()
     }
 }

@@ -263,6 +263,41 @@ struct HardeningTests {
         #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
     }
 
+    /// A recording on a disk that fills stops, says why in an event and in
+    /// `status`, and the room plays on; the file keeps a header that reads.
+    @Test func aFullDiskStopsTheRecordingNotTheRoom() throws {
+        let daemon = try RoomDaemon()
+        let disk = daemon.folder + "/small-disk"
+        mkdir(disk, 0o700)
+        let mount = try ChildProcess.spawn("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", disk], environment: daemon.environment)
+        try #require(mount.wait() == 0, "a 256 KiB tmpfs to fill (needs root)")
+        defer { _ = try? ChildProcess.spawn("umount", [disk], environment: daemon.environment).wait() }
+        let events = try RawClient(path: daemon.socket)
+        try events.send(Array(#"{"v":1,"verb":"events"}"#.utf8) + [0x0a])
+        _ = events.readLine()
+        let recording = disk + "/recording.wav"
+        let client = try RawClient(path: daemon.socket)
+        #expect(try client.request(#"{"v":1,"verb":"sink","args":{"record":"\#(recording)"}}"#)["ok"] as? Bool == true)
+        // A second of stereo float is 384 KB: the disk is full within one.
+        var stoppedEvent: String?
+        while stoppedEvent == nil, let line = events.readLine() {
+            if line.contains("recordingStopped") { stoppedEvent = line }
+        }
+        print("on a full disk: \(stoppedEvent ?? "no event")")
+        let event = stoppedEvent.flatMap { RawClient.object($0)?["event"] as? [String: Any] }
+        #expect(event?["path"] as? String == recording && (event?["reason"] as? String)?.contains("No space left on device") == true)
+        let first = try client.request(#"{"v":1,"verb":"status"}"#)["result"] as? [String: Any]
+        #expect((first?["recordingStopped"] as? String)?.isEmpty == false, "status says why: \(first?["recordingStopped"] ?? "nothing")")
+        let later = Date().addingTimeInterval(0.3)
+        while Date() < later { Thread.sleep(forTimeInterval: 0.05) }
+        let second = try client.request(#"{"v":1,"verb":"status"}"#)["result"] as? [String: Any]
+        #expect((second?["time"] as? Double ?? 0) > (first?["time"] as? Double ?? 0) + 0.2, "the room plays on")
+        #expect(daemon.child.isRunning)
+        let wav = WAVFile(recording)
+        #expect(wav.map { $0.headerSeconds > 0 && $0.headerSeconds <= $0.bytesSeconds } == true,
+                "the header reads: \(wav.map { "\($0.headerSeconds) s of \($0.bytesSeconds) s" } ?? "no WAV")")
+    }
+
     /// The null device's number, 1:3, as Linux's makedev packs it.
     static let nullDevice = dev_t((1 << 8) | 3)
 
