@@ -40,19 +40,17 @@ for i in range(10000):
     bad += not r["ok"]
 print(f"10000 moves answered in {time.time() - t:.2f} s, {bad} refused", flush=True)
 sample("after 10000 moves")
-t = time.time()
-for i in range(50):
-    r = call("route", route="speakers" if i % 2 == 0 else "headphones")
-    bad += not r["ok"]
-    time.sleep(0.2)
-print(f"50 route changes in {time.time() - t:.1f} s, {bad} refused", flush=True)
+def route_burst():
+    """50 route changes, 5 a second: a headset plugged in and out."""
+    t = time.time(); refused = 0
+    for i in range(50):
+        refused += not call("route", route="speakers" if i % 2 == 0 else "headphones")["ok"]
+        time.sleep(0.2)
+    print(f"50 route changes in {time.time() - t:.1f} s, {refused} refused", flush=True)
+route_burst()
 sample("after 50 route changes")
 sample("5 s later")
-t = time.time()
-for i in range(50):
-    r = call("route", route="speakers" if i % 2 == 0 else "headphones")
-    bad += not r["ok"]
-    time.sleep(0.2)
+route_burst()
 sample("after 50 more route changes")
 audio = os.path.abspath(os.path.join(os.path.dirname(scene), "audio/fire.wav"))
 t = time.time(); refused = 0

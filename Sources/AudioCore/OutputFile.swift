@@ -133,15 +133,26 @@ public final class OutputFile {
 
     /// Writes all of `bytes`.
     public func write(_ bytes: some Collection<UInt8>) throws {
+        if let code = Self.write(bytes, to: descriptor) {
+            throw OutputFileError(path: path, reason: "cannot write: \(String(cString: strerror(code)))")
+        }
+    }
+
+    /// Writes all of `bytes` to `descriptor`, going on after interruptions
+    /// and short writes; the errno of a write that failed, or nil.
+    public static func write(_ bytes: some Collection<UInt8>, to descriptor: Int32) -> Int32? {
         var remaining = Array(bytes)[...]
         while !remaining.isEmpty {
             let written = remaining.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw OutputFileError(path: path, reason: "cannot write: \(String(cString: strerror(errno)))")
+            if written > 0 {
+                remaining = remaining.dropFirst(written)
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return written < 0 ? errno : EIO
             }
-            remaining = remaining.dropFirst(written)
         }
+        return nil
     }
 
     /// Writes `text` as UTF-8.

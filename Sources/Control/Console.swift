@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import Synchronization
 
@@ -22,18 +23,7 @@ public enum Console {
     public static func error(_ text: String) { write(text + "\n", to: STDERR_FILENO) }
 
     private static func write(_ text: String, to descriptor: Int32) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written > 0 {
-                bytes = bytes.dropFirst(written)
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                reportFailure(of: descriptor, errno: written < 0 ? errno : EIO)
-                return
-            }
-        }
+        if let code = OutputFile.write(text.utf8, to: descriptor) { reportFailure(of: descriptor, errno: code) }
     }
 
     private static func reportFailure(of descriptor: Int32, errno code: Int32) {
@@ -42,7 +32,6 @@ public enum Console {
         let other = descriptor == STDOUT_FILENO ? STDERR_FILENO : STDOUT_FILENO
         let name = URL(fileURLWithPath: CommandLine.arguments.first ?? "roomd").lastPathComponent
         let stream = descriptor == STDOUT_FILENO ? "standard output" : "standard error"
-        let line = Array("\(name): \(stream) failed (\(String(cString: strerror(code)))); going on without it\n".utf8)
-        _ = line.withUnsafeBytes { Glibc.write(other, $0.baseAddress, $0.count) }
+        _ = OutputFile.write("\(name): \(stream) failed (\(String(cString: strerror(code)))); going on without it\n".utf8, to: other)
     }
 }

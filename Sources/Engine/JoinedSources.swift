@@ -189,9 +189,8 @@ final class JoinedVoices {
         var applied = JoinedVoices.unapplied
         /// Inside the head radius with `inHead: bypass`, at the block's start.
         var inside = false
-        /// How much of it the in-head copy plays now and at the end of the last block: 0 outside the head, 1 inside.
+        /// How much of it the in-head copy plays now: 0 outside the head, 1 inside.
         var inHeadShare = 0.0
-        var previousInHeadShare = 0.0
         var asIs = AsIs()
     }
 
@@ -339,7 +338,6 @@ final class JoinedVoices {
         if before == Self.unapplied {
             // A source that joins inside the head starts as its copy.
             places[index].inHeadShare = places[index].inside ? 1 : 0
-            places[index].previousInHeadShare = places[index].inHeadShare
         }
         switch rendering.bus {
         case .soundField:
@@ -456,7 +454,6 @@ final class JoinedVoices {
         let step = Double(count) / Double(InHeadBypass.crossfadeFrames)
         for index in places.indices where places[index].feed != nil && places[index].rendering.bus != .passthrough {
             let share = places[index].inHeadShare
-            places[index].previousInHeadShare = share
             let next = places[index].inside ? min(1, share + step) : max(0, share - step)
             places[index].inHeadShare = next
             let state = places[index].applied

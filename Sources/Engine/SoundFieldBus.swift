@@ -310,30 +310,18 @@ final class SoundFieldBus {
 
     private func produceChunk() throws {
         let chunk = Self.chunkFrames, components = Self.components
-        field.withUnsafeMutableBufferPointer { field in
-            field.update(repeating: 0)
-            for index in emitters.indices {
-                signal.withUnsafeMutableBufferPointer { signal in
-                    emitters[index].signal.read(into: signal, from: producedFrame)
-                    if emitters[index].shelf != nil { emitters[index].shelf!.process(signal) }
-                }
-                encode(emitters[index], at: producedFrame)
-                signal.withUnsafeBufferPointer { signal in
-                    target.withUnsafeBufferPointer { target in
-                        coefficients.withUnsafeMutableBufferPointer { all in
-                            let current = UnsafeMutableBufferPointer(rebasing: all[(index * components)..<((index + 1) * components)])
-                            if !primed { _ = current.update(fromContentsOf: target) }
-                            // Gains ramp across the chunk, as OpenAL's do across a mix.
-                            for frame in 0..<chunk {
-                                let sample = signal[frame], ramp = Float(frame + 1) / Float(chunk)
-                                for component in 0..<components {
-                                    field[frame * components + component] += sample * (current[component] + (target[component] - current[component]) * ramp)
-                                }
-                            }
-                            _ = current.update(fromContentsOf: target)
-                        }
-                    }
-                }
+        field.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+        for index in emitters.indices {
+            signal.withUnsafeMutableBufferPointer { signal in
+                emitters[index].signal.read(into: signal, from: producedFrame)
+                if emitters[index].shelf != nil { emitters[index].shelf!.process(signal) }
+            }
+            encode(emitters[index], at: producedFrame)
+            coefficients.withUnsafeMutableBufferPointer { all in
+                let current = UnsafeMutableBufferPointer(rebasing: all[(index * components)..<((index + 1) * components)])
+                if !primed { _ = current.update(fromContentsOf: target) }
+                // Gains ramp across the chunk, as OpenAL's do across a mix.
+                addSignal(ramping: current, over: chunk)
             }
         }
         if joinedSounding > 0 { encodeJoined() }
@@ -415,23 +403,29 @@ final class SoundFieldBus {
         }
     }
 
-    /// Adds `signal` into the field at gains ramping over the chunk's first
-    /// `rampFrames` frames from joined emitter `emitter`'s last to `target`, which it keeps.
+    /// Adds `signal` for joined emitter `emitter`, ramping over `rampFrames` from its last gains.
     private func addSignal(rampingFrom emitter: Int, over rampFrames: Int) {
+        let components = Self.components
+        joinedCoefficients.withUnsafeMutableBufferPointer { all in
+            addSignal(ramping: UnsafeMutableBufferPointer(rebasing: all[(emitter * components)..<((emitter + 1) * components)]),
+                      over: rampFrames)
+        }
+    }
+
+    /// Adds `signal` into the field at gains ramping over the chunk's first
+    /// `rampFrames` frames from `current` to `target`, and leaves `current` at `target`.
+    private func addSignal(ramping current: UnsafeMutableBufferPointer<Float>, over rampFrames: Int) {
         let chunk = Self.chunkFrames, components = Self.components
         field.withUnsafeMutableBufferPointer { field in
             signal.withUnsafeBufferPointer { signal in
                 target.withUnsafeBufferPointer { target in
-                    joinedCoefficients.withUnsafeMutableBufferPointer { all in
-                        let current = UnsafeMutableBufferPointer(rebasing: all[(emitter * components)..<((emitter + 1) * components)])
-                        for frame in 0..<chunk {
-                            let sample = signal[frame], ramp = min(Float(frame + 1) / Float(rampFrames), 1)
-                            for component in 0..<components {
-                                field[frame * components + component] += sample * (current[component] + (target[component] - current[component]) * ramp)
-                            }
+                    for frame in 0..<chunk {
+                        let sample = signal[frame], ramp = min(Float(frame + 1) / Float(rampFrames), 1)
+                        for component in 0..<components {
+                            field[frame * components + component] += sample * (current[component] + (target[component] - current[component]) * ramp)
                         }
-                        _ = current.update(fromContentsOf: target)
                     }
+                    _ = current.update(fromContentsOf: target)
                 }
             }
         }

@@ -20,9 +20,14 @@ import Testing
         init() throws {
             url = FileManager.default.temporaryDirectory.appendingPathComponent("joined-\(getpid())-\(UInt64.random(in: 0...UInt64.max))")
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            let writer = try AudioFileWriter(path: url.appendingPathComponent("noise.wav").path, format: .wavFloat, channelCount: 1,
+            try write("noise.wav", channels: 1, LiveSessionTests.noise(seed: 11))
+        }
+
+        /// Writes `interleaved` samples of `channels` channels at 48 kHz as the WAV file `name` in the folder.
+        func write(_ name: String, channels: Int, _ interleaved: [Float]) throws {
+            let writer = try AudioFileWriter(path: url.appendingPathComponent(name).path, format: .wavFloat, channelCount: channels,
                                              sampleRate: 48_000)
-            try LiveSessionTests.noise(seed: 11).withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+            try interleaved.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
             try writer.close()
         }
 
@@ -303,11 +308,7 @@ import Testing
     @Test func aStereoFileAddedAsItIsKeepsItsChannelsAndBecomesAPoint() throws {
         let folder = try Folder()
         let left = LiveSessionTests.noise(seed: 5)
-        let writer = try AudioFileWriter(path: folder.url.appendingPathComponent("left.wav").path, format: .wavFloat,
-                                         channelCount: 2, sampleRate: 48_000)
-        let interleaved = left.flatMap { [$0, Float(0)] }
-        try interleaved.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
-        try writer.close()
+        try folder.write("left.wav", channels: 2, left.flatMap { [$0, Float(0)] })
         let driver = try Driver(Self.quietRoom())
         driver.render(blocks: 5)
         try driver.session.add(entry: "{id: duet, file: left.wav, position: [0, 0, -1], loop: true}", relativeTo: folder.path)
@@ -351,10 +352,7 @@ import Testing
     @Test func anAddedSourcePlaysAtItsRate() throws {
         let folder = try Folder()
         let tone = (0..<48_000).map { Float(0.5 * sin(2 * Double.pi * 500 * Double($0) / 48_000)) }
-        let writer = try AudioFileWriter(path: folder.url.appendingPathComponent("tone.wav").path, format: .wavFloat,
-                                         channelCount: 1, sampleRate: 48_000)
-        try tone.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
-        try writer.close()
+        try folder.write("tone.wav", channels: 1, tone)
         let driver = try Driver(Self.quietRoom())
         try driver.session.add(entry: "{id: tone, file: tone.wav, position: [0, 0, -1], loop: true, rate: 2}", relativeTo: folder.path)
         driver.render(blocks: 5)
@@ -377,11 +375,7 @@ import Testing
         let folder = try Folder()
         // AmbiX (ACN, SN3D): a sound from the right has W = s, Y = -s.
         let noise = LiveSessionTests.noise(seed: 7)
-        let writer = try AudioFileWriter(path: folder.url.appendingPathComponent("right.wav").path, format: .wavFloat,
-                                         channelCount: 4, sampleRate: 48_000)
-        let interleaved = noise.flatMap { [$0, -$0, Float(0), Float(0)] }
-        try interleaved.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
-        try writer.close()
+        try folder.write("right.wav", channels: 4, noise.flatMap { [$0, -$0, Float(0), Float(0)] })
         let driver = try Driver(Self.quietRoom())
         driver.render(blocks: 5)
         try driver.session.add(entry: "{id: wind, file: right.wav, mode: bed, loop: true}", relativeTo: folder.path)
