@@ -65,8 +65,9 @@ public final class RoomSession: @unchecked Sendable {
     private var takeoverLead = RoomSession.takeoverLead
     /// Renderers made for route changes, for `status`: a burst of changes makes few.
     private var renderersMade = 0
-    private var drainThread: Thread?
     private let running = Atomic<Bool>(false)
+    /// Signalled by the pump thread as it ends.
+    private let pumpEnded = DispatchSemaphore(value: 0)
     /// Sources that joined while the room plays, in the order they joined.
     private var joinedSources: [JoinedEntry] = []
     /// Scene sources removed: silenced at once, stopped once the fade has played.
@@ -116,14 +117,14 @@ public final class RoomSession: @unchecked Sendable {
     /// (tests, offline) calls `pump` itself instead.
     public func startPumping() {
         guard !running.exchange(true, ordering: .relaxed) else { return }
-        let thread = Thread { [weak self] in
+        let thread = Thread { [weak self, ended = pumpEnded] in
+            defer { ended.signal() }
             while let self, self.running.load(ordering: .relaxed) {
                 self.pump()
                 Thread.sleep(forTimeInterval: 0.01)
             }
         }
         thread.name = "room events"
-        drainThread = thread
         thread.start()
     }
 
@@ -138,8 +139,13 @@ public final class RoomSession: @unchecked Sendable {
         pump()
     }
 
-    /// Stops the thread `startPumping` started.
-    public func close() { running.store(false, ordering: .relaxed) }
+    /// Stops the thread `startPumping` started and waits for it: it frees
+    /// OpenAL objects, which must not happen while the process exits and
+    /// OpenAL's own cleanup tears its locks down.
+    public func close() {
+        guard running.exchange(false, ordering: .relaxed) else { return }
+        pumpEnded.wait()
+    }
 
     /// The channels the room renders now; an output follows `onLayoutChange`.
     public var channelLayout: ChannelLayout { lock.withLock { route.layout } }

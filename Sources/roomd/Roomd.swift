@@ -94,6 +94,7 @@ struct Roomd: AsyncParsableCommand {
         let shutdown = Shutdown { signal in
             // The render stops first, so every file it writes is whole when closed.
             live.stop()
+            session.close()
             session.finishRecording()
             uplinkRecorder?.close()
             unlink(path)
@@ -147,9 +148,13 @@ final class Shutdown: @unchecked Sendable {
         }
         watchdog.start()
         // Off this queue, so a second signal is heard while the first stops the room.
+        // Everything is written by then: _exit skips atexit handlers, among
+        // them OpenAL's, which tears its locks down under threads that may
+        // still be answering a request.
         Thread { [self] in
             stop(name)
-            exit(0)
+            fflush(nil)
+            _exit(0)
         }.start()
     }
 }
