@@ -33,9 +33,10 @@ public struct AudioBuffer: Sendable, Equatable {
         set { samples[frame * channelCount + channel] = newValue }
     }
 
-    /// One channel, de-interleaved.
+    /// One channel, de-interleaved; a mono buffer's own samples, shared.
     public func channel(_ index: Int) -> [Float] {
         precondition(index >= 0 && index < channelCount, "channel \(index) out of range")
+        if channelCount == 1 { return samples }
         return stride(from: index, to: samples.count, by: channelCount).map { samples[$0] }
     }
 

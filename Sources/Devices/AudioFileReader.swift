@@ -28,12 +28,22 @@ public enum AudioFileReader {
         return (Int(info.channels), Int(info.samplerate), Int(info.frames))
     }
 
-    public static func read(path: String) throws -> DecodedAudio {
+    /// What decoding a file of this header takes: its samples as 32-bit
+    /// floats at its own rate or at `engineRate`, whichever holds more.
+    public static func decodedBytes(channels: Int, sampleRate: Int, frames: Int, engineRate: Int) -> Int {
+        let converted = Double(frames) * Double(engineRate) / Double(max(1, sampleRate))
+        let bytes = max(Double(frames), converted.rounded(.up)) * Double(channels) * Double(MemoryLayout<Float>.size)
+        return bytes < Double(Int.max) ? Int(bytes) : .max
+    }
+
+    /// Decodes the whole file; one whose samples come to more than
+    /// `byteLimit`, whatever its header declared, is refused.
+    public static func read(path: String, byteLimit: Int = .max) throws -> DecodedAudio {
         let (file, info) = try open(path)
         defer { sf_close(file) }
         let channels = Int(info.channels)
         let sampleRate = Int(info.samplerate)
-        let maximumFrames = Int(maximumSeconds * Double(sampleRate))
+        let maximumFrames = min(Int(maximumSeconds * Double(sampleRate)), byteLimit / (channels * MemoryLayout<Float>.size))
 
         // Read in chunks rather than trusting the declared length: a corrupt
         // header may declare gigabytes that are not there.
@@ -49,6 +59,9 @@ public enum AudioFileReader {
                 buffer.append(interleaved: UnsafeBufferPointer(rebasing: $0[0..<(read * channels)]))
             }
             if buffer.frameCount > maximumFrames {
+                guard Double(buffer.frameCount) > maximumSeconds * Double(sampleRate) else {
+                    throw AudioFileProblem(path: path, reason: "decodes to more than the \(ByteCount(byteLimit)) left of the memory budget")
+                }
                 throw AudioFileProblem(path: path, reason: "is longer than \(Int(maximumSeconds)) s")
             }
         }

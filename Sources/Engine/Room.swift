@@ -45,8 +45,8 @@ public struct Room: Sendable {
 
     /// Reads, validates and loads the scene at `path`. Audio headers are
     /// checked during validation, so every problem is reported in one pass.
-    public static func load(path: String) throws -> Room {
-        try load(SceneLoader.load(path: path, inspectAudio: inspectAudio))
+    public static func load(path: String, budget: MemoryBudget = .standard) throws -> Room {
+        try load(SceneLoader.load(path: path, inspectAudio: inspectAudio), budget: budget)
     }
 
     /// What validation learns of an audio file, in the words the engine refuses it with.
@@ -68,13 +68,27 @@ public struct Room: Sendable {
         }
     }
 
-    /// Loads every audio file the scene names. Problems with the audio are
-    /// reported at the scene's `file` field, all of them at once.
-    public static func load(_ scene: SceneDescription) throws -> Room {
+    /// Loads every audio file the scene names, each decoded once and
+    /// shared by every source that plays it the same way. Problems with the
+    /// audio are reported at the scene's `file` field, all of them at once;
+    /// audio over `budget` is refused before any is decoded.
+    public static func load(_ scene: SceneDescription, budget: MemoryBudget = .standard) throws -> Room {
+        let descriptions = scene.sources + (scene.voice?.participants.map(\.source) ?? [])
+        var named = descriptions.map { ($0.audioPath, $0.audioField) }
+        named += scene.prompts.flatMap { [($0.normalPath, $0.normalField), ($0.shortPath, $0.shortField)] }
+        if case .file(let path)? = scene.voice?.microphone {
+            named.append((path, FieldLocation(file: scene.file, line: nil, field: "voice.mic")))
+        }
+        var demands: [MemoryBudget.Demand] = []
+        for (path, field) in named where !demands.contains(where: { $0.path == path }) {
+            if let demand = MemoryBudget.Demand(path: path, field: field) { demands.append(demand) }
+        }
+        let allowance = try budget.admit(demands)
+
         var issues: [SceneIssue] = []
         var decoded: [String: Result<DecodedAudio, Error>] = [:]
         func read(_ path: String) -> Result<DecodedAudio, Error> {
-            let result = decoded[path] ?? Result { try AudioFileReader.read(path: path) }
+            let result = decoded[path] ?? Result { try AudioFileReader.read(path: path, byteLimit: allowance[path] ?? budget.bytes) }
             decoded[path] = result
             return result
         }
@@ -89,14 +103,29 @@ public struct Room: Sendable {
             }
             return nil
         }
+        /// A file at the engine's rate, mono or as it is: one copy of each, however many play it.
+        var converted: [String: AudioBuffer] = [:]
+        func audio(_ path: String, mono: Bool) throws -> AudioBuffer {
+            let key = "\(mono ? "mono" : "as is") \(path)"
+            if let audio = converted[key] { return audio }
+            let file = try read(path).get()
+            let audio = try SampleRateConverter.convert(mono ? file.buffer.downmixedToMono() : file.buffer,
+                                                        from: file.sampleRate, to: Room.sampleRate)
+            converted[key] = audio
+            return audio
+        }
         /// A file as mono at the engine's rate.
         func mono(_ path: String) throws -> [Float] {
-            try read(path).get().monoSamples(at: Room.sampleRate)
+            try audio(path, mono: true).samples
         }
 
-        let descriptions = scene.sources + (scene.voice?.participants.map(\.source) ?? [])
         let sources = descriptions.compactMap { source in
-            attempt(source.audioField, source.audioPath) { try RoomSource(source, decoded: read(source.audioPath).get()) }
+            attempt(source.audioField, source.audioPath) {
+                let file = try read(source.audioPath).get()
+                return try RoomSource(source, fileChannels: file.buffer.channelCount, fileSampleRate: file.sampleRate) { mono in
+                    try audio(source.audioPath, mono: mono)
+                }
+            }
         }
         let prompts = scene.prompts.compactMap { prompt -> RoomPrompt? in
             let normal = attempt(prompt.normalField, prompt.normalPath) { try mono(prompt.normalPath) }
@@ -171,18 +200,27 @@ public struct RoomSource: Sendable {
     }
 
     init(_ description: SourceDescription, decoded: DecodedAudio) throws {
-        let channels = decoded.buffer.channelCount
-        var audio = decoded.buffer
+        try self.init(description, fileChannels: decoded.buffer.channelCount, fileSampleRate: decoded.sampleRate) { mono in
+            try SampleRateConverter.convert(mono ? decoded.buffer.downmixedToMono() : decoded.buffer,
+                                            from: decoded.sampleRate, to: Room.sampleRate)
+        }
+    }
+
+    /// A source of a file of `fileChannels` at `fileSampleRate`, whose audio
+    /// at the engine's rate `audio` gives, downmixed to mono or as it is.
+    init(_ description: SourceDescription, fileChannels channels: Int, fileSampleRate: Int,
+         audio: (_ mono: Bool) throws -> AudioBuffer) throws {
         if let problem = description.channelProblem(channels) {
             throw description.audioField.issue(value: description.audioPath, problem)
         }
-        if case .point = description.rendering(channels: channels) { audio = audio.downmixedToMono() }
+        let mono = if case .point = description.rendering(channels: channels) { true } else { false }
+        let converted: AudioBuffer
         do {
-            audio = try SampleRateConverter.convert(audio, from: decoded.sampleRate, to: Room.sampleRate)
-        } catch {
-            throw description.audioField.issue(value: description.audioPath, "cannot resample: \(error)")
+            converted = try audio(mono)
+        } catch let problem as SpeexResamplerError {
+            throw description.audioField.issue(value: description.audioPath, "cannot resample: \(problem)")
         }
-        self.init(description, audio: audio, fileChannels: channels, fileSampleRate: decoded.sampleRate)
+        self.init(description, audio: converted, fileChannels: channels, fileSampleRate: fileSampleRate)
     }
 
     /// Whether the file's rate was converted.

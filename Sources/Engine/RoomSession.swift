@@ -48,6 +48,10 @@ public final class RoomSession: @unchecked Sendable {
     private var echoMode: EchoCancellationMode
     private var echoOn: Bool
     private var microphoneFile: String?
+    /// The recording `microphoneFile` plays, counted against the budget.
+    private var microphoneSamples: [Float]?
+    /// How much decoded audio the room may hold; what joins or loads over it is refused.
+    public let budget: MemoryBudget
     private var recordingFile: String?
     private var promptStyle = PromptStyle.normal
     private var speaking: Set<String> = []
@@ -93,9 +97,11 @@ public final class RoomSession: @unchecked Sendable {
     ///   - devices: what the microphone and output are, for `aec: auto`.
     ///   - deviceRoute: the route the output device is classified as, if known.
     ///   - uplink: where the uplink goes; the daemon records it to a file when asked.
+    ///   - budget: the decoded audio `add`, `load` and `setMicrophone` may bring the room to.
     public init(room: Room, devices: (microphoneIsCapture: Bool, outputIsPlayback: Bool), deviceRoute: OutputRoute?,
-                uplink: AudioSink? = nil) throws {
+                uplink: AudioSink? = nil, budget: MemoryBudget = .standard) throws {
         self.room = room
+        self.budget = budget
         uplinkSink = uplink
         self.devices = devices
         self.deviceRoute = deviceRoute
@@ -214,6 +220,7 @@ public final class RoomSession: @unchecked Sendable {
                 "sources": sources, "promptStyle": promptStyle.rawValue,
                 "microphone": microphoneFile ?? "default", "sink": recordingFile.map { "record \($0)" } ?? "default",
                 "recordingStopped": recordingStopped ?? NSNull(),
+                "decodedAudio": ["bytes": heldBytes, "budget": budget.bytes],
             ]
             if let voice = room.scene.voice {
                 result["ducking"] = ["level": voice.duckingLevel.rawValue, "depth": voice.duckingDecibels, "advanced": voice.advancedDucking]
@@ -230,7 +237,7 @@ public final class RoomSession: @unchecked Sendable {
 
     /// Replaces the room with the scene at `path`; a scene that fails validation leaves the room as it is.
     public func load(path: String) throws -> String {
-        let next = try Room.load(path: path)
+        let next = try Room.load(path: path, budget: budget)
         return try lock.withLock {
             let nextRoute = Self.route(scene: next.requestedRoute, device: deviceRoute, forced: forcedRoute)
             let nextControls = SessionControls(room: next)
@@ -382,11 +389,42 @@ public final class RoomSession: @unchecked Sendable {
 
     /// Takes the microphone from a recording (looping), or with nil from the device again.
     public func setMicrophone(file path: String?) throws {
-        let source = try path.map { FileAudioSource(samples: try AudioFileReader.read(path: $0).monoSamples(at: Room.sampleRate), loop: true) }
-        try lock.withLock {
-            try send(.microphone(source))
-            microphoneFile = path
+        let samples = try path.map { path in
+            // The recording it replaces goes once this one plays.
+            let held = lock.withLock { heldBytes - (microphoneSamples.map(MemoryBudget.bytes) ?? 0) }
+            let field = FieldLocation(file: "mic", line: nil, field: "file")
+            let allowance = try MemoryBudget.Demand(path: path, field: field).map { try budget.admit([$0], held: held)[path]! }
+            return try AudioFileReader.read(path: path, byteLimit: allowance ?? budget.bytes).monoSamples(at: Room.sampleRate)
         }
+        try lock.withLock {
+            try send(.microphone(samples.map { FileAudioSource(samples: $0, loop: true) }))
+            microphoneFile = path
+            microphoneSamples = samples
+        }
+    }
+
+    /// Bytes of decoded audio the room holds, each buffer once however
+    /// many sources play it. Under the lock.
+    private var heldBytes: Int {
+        var buffers = (room.sources + room.rejoinedTalkers).map(\.audio.samples) + room.prompts.flatMap { [$0.normal, $0.short] }
+        buffers += [room.microphone, microphoneSamples].compactMap { $0 }
+        for joined in joinedSources {
+            if case .samples(let channels) = joined.feed.audio { buffers += channels }
+        }
+        return MemoryBudget.bytes(of: buffers)
+    }
+
+    /// What `description`'s file may decode to beside what the room holds;
+    /// refused with the sizes when its header says it will not fit. Under the lock.
+    private func allowance(for description: SourceDescription) throws -> Int {
+        let path = description.audioPath
+        guard let demand = MemoryBudget.Demand(path: path, field: description.audioField) else { return budget.bytes }
+        return try budget.admit([demand], held: heldBytes)[path]!
+    }
+
+    /// `description`'s audio decoded from its file within the budget. Under the lock.
+    private func decodeFeedWithinBudget(_ description: SourceDescription) throws -> FeedAudio {
+        try Self.decodeFeed(description, byteLimit: allowance(for: description))
     }
 
     /// Plays the room into a WAV file instead of the device, or with nil on the device again.
@@ -458,8 +496,11 @@ public final class RoomSession: @unchecked Sendable {
     public func add(_ description: SourceDescription) throws {
         let channels = try Room.inspectAudio(description.audioPath).channels
         try Self.checkJoinable(description, channels: channels, origin: "add")
-        let shared = lock.withLock { held(description, fileChannels: channels) }
-        let audio = try shared ?? Self.decodeFeed(description)
+        // Decoded outside the lock, so the room's other requests and events go on meanwhile.
+        let (shared, byteLimit) = try lock.withLock {
+            try held(description, fileChannels: channels).map { ($0, 0) } ?? (nil, allowance(for: description))
+        }
+        let audio = try shared ?? Self.decodeFeed(description, byteLimit: byteLimit)
         try lock.withLock {
             let frame = live.frame
             try join(description, feed: audio.feed(placement: description.placement, origin: frame), fileChannels: channels, at: frame)
@@ -541,7 +582,7 @@ public final class RoomSession: @unchecked Sendable {
                     }
                     room.sources[index] = sameAudio
                         ? RoomSource(edited, audio: source.audio, fileChannels: source.fileChannels, fileSampleRate: source.fileSampleRate)
-                        : try Self.decode(edited)
+                        : try Self.decode(edited, byteLimit: allowance(for: edited))
                     rebuild = true
                 }
             }
@@ -585,7 +626,7 @@ public final class RoomSession: @unchecked Sendable {
         guard controls.hasPlace(for: edited.category), let state = controls.state(of: edited.id) else {
             throw SessionError.refused("source \"\(edited.id)\" needs another place to render so, and its mix has none free")
         }
-        let audio = try held(edited, fileChannels: entry.fileChannels) ?? Self.decodeFeed(edited)
+        let audio = try held(edited, fileChannels: entry.fileChannels) ?? decodeFeedWithinBudget(edited)
         controls.leave(edited.id)
         joinedSources.remove(at: index)
         try join(edited, feed: audio.feed(placement: entry.feed.placement, origin: entry.feed.origin),
@@ -660,15 +701,15 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
-    /// A joining source's audio decoded from its file.
-    static func decodeFeed(_ description: SourceDescription) throws -> FeedAudio {
-        try FeedAudio(decode(description))
+    /// A joining source's audio decoded from its file, refused if it comes to more than `byteLimit`.
+    static func decodeFeed(_ description: SourceDescription, byteLimit: Int) throws -> FeedAudio {
+        try FeedAudio(decode(description, byteLimit: byteLimit))
     }
 
     /// `description`'s audio decoded from its file; what the file refuses is an issue at its field.
-    static func decode(_ description: SourceDescription) throws -> RoomSource {
+    static func decode(_ description: SourceDescription, byteLimit: Int) throws -> RoomSource {
         do {
-            return try RoomSource(description, decoded: AudioFileReader.read(path: description.audioPath))
+            return try RoomSource(description, decoded: AudioFileReader.read(path: description.audioPath, byteLimit: byteLimit))
         } catch let issue as SceneIssue {
             throw SceneValidationError(issues: [issue])
         } catch {
@@ -726,7 +767,7 @@ public final class RoomSession: @unchecked Sendable {
     private func rejoin(_ source: RoomSource, as edited: SourceDescription) throws -> Bool {
         let id = edited.id
         guard controls.hasPlace(for: edited.category), var state = controls.state(of: id) else { return false }
-        let audio = try held(edited, fileChannels: source.fileChannels) ?? Self.decodeFeed(edited)
+        let audio = try held(edited, fileChannels: source.fileChannels) ?? decodeFeedWithinBudget(edited)
         if state.glide == nil, case .fixed(let position) = edited.placement {
             state.glide = Glide(from: position, to: position, startFrame: 0, endFrame: 0)
         }

@@ -21,6 +21,10 @@ public final class SpatialMixer {
     private(set) var listenerRotation = Rotation.identity
     /// Beds turn whenever the listener turns.
     private var beds: [WeakBed] = []
+    /// Mono audio already uploaded, so that the sources playing one decoded
+    /// file share its OpenAL copy. The samples are held, so their storage
+    /// cannot be freed and reused by other audio while the entry stands.
+    private var uploaded: [(samples: [Float], buffer: WeakBuffer)] = []
 
     /// Frames OpenAL delays its output by: the limiter's look-ahead.
     public var latencyFrames: Int { device.latencyFrames }
@@ -64,9 +68,23 @@ public final class SpatialMixer {
         for entry in beds { try entry.bed?.updateOrientation() }
     }
 
+    /// A point playing `samples`; points given the same array (not equal
+    /// samples: the same storage) play one OpenAL buffer.
     public func makePointSource(mono samples: [Float], distance: DistanceModel) throws -> PointSource {
+        try PointSource(mixer: self, voice: SourceVoice(buffer: buffer(mono: samples)), distance: distance)
+    }
+
+    private func buffer(mono samples: [Float]) throws -> SoundBuffer {
+        uploaded.removeAll { $0.buffer.buffer == nil }
+        let storage = samples.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        if let storage, let shared = uploaded.first(where: { entry in
+            entry.samples.count == samples.count && entry.samples.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } == storage
+        })?.buffer.buffer {
+            return shared
+        }
         let buffer = try SoundBuffer(device: device, format: AL_FORMAT_MONO_FLOAT32, interleaved: samples)
-        return try PointSource(mixer: self, voice: SourceVoice(buffer: buffer), distance: distance)
+        uploaded.append((samples, WeakBuffer(buffer: buffer)))
+        return buffer
     }
 
     /// A point source fed `chunkFrames` frames at a time, up to `chunks` chunks ahead of what plays.
@@ -141,4 +159,8 @@ extension SpeakerBed: WorldAnchored {}
 
 private struct WeakBed {
     weak var bed: (any WorldAnchored)?
+}
+
+private struct WeakBuffer {
+    weak var buffer: SoundBuffer?
 }

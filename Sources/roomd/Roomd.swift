@@ -35,6 +35,9 @@ struct Roomd: AsyncParsableCommand {
     @Option(help: "Records the uplink, what the other talkers would hear, to a WAV file.")
     var uplink: String?
 
+    @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene, load, add or mic over it is refused.")
+    var memoryBudget = MemoryBudget.standard
+
     func validate() throws {
         guard (5...500).contains(latencyMilliseconds) else {
             throw ValidationError("--latency-ms \(latencyMilliseconds): expected 5 to 500")
@@ -54,7 +57,7 @@ struct Roomd: AsyncParsableCommand {
         }
         let room: Room
         do {
-            room = try Room.load(path: scene)
+            room = try Room.load(path: scene, budget: memoryBudget)
         } catch let error as SceneValidationError {
             Console.error(error.issues.map(\.description).joined(separator: "\n") + "\nroomd: nothing played")
             throw ExitCode(2)
@@ -81,7 +84,7 @@ struct Roomd: AsyncParsableCommand {
             }
         }
         let session = try RoomSession(room: room, devices: (connection != nil, connection != nil), deviceRoute: nil,
-                                         uplink: uplinkRecorder)
+                                         uplink: uplinkRecorder, budget: memoryBudget)
         sessionForEvents.withLock { $0 = session }
         session.startPumping()
         let fallback = output ?? "roomd-\(URL(fileURLWithPath: scene).deletingPathExtension().lastPathComponent).wav"
@@ -157,4 +160,8 @@ final class Shutdown: @unchecked Sendable {
             _exit(0)
         }.start()
     }
+}
+
+extension MemoryBudget: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
 }

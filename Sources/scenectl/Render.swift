@@ -53,6 +53,9 @@ struct Render: ParsableCommand {
     @Option(name: .customLong("prompt"), help: "Trigger a prompt at a time, e.g. 3.5:welcome; repeatable.")
     var prompts: [PromptTrigger] = []
 
+    @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene over it is refused before anything is decoded.")
+    var memoryBudget = MemoryBudget.standard
+
     static let defaultSeconds = 10.0
 
     func validate() throws {
@@ -81,7 +84,7 @@ struct Render: ParsableCommand {
         logger.logLevel = .info
         let room: Room
         do {
-            room = try Room.load(path: scene)
+            room = try Room.load(path: scene, budget: memoryBudget)
         } catch let error as SceneValidationError {
             Console.error("\(error)")
             let count = error.issues.count

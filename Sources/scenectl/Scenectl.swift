@@ -41,6 +41,10 @@ enum ExitStatus {
 extension OutputRoute: ExpressibleByArgument {}
 extension AudioFileFormat: ExpressibleByArgument {}
 
+extension MemoryBudget: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}
+
 extension RouteChange: ExpressibleByArgument {
     /// `SECONDS:ROUTE`, e.g. `5:speakers`.
     public init?(argument: String) {

@@ -173,17 +173,21 @@ final class RoomDaemon {
     let fifo: String
     let child: ChildProcess
 
-    init() throws {
+    /// roomd on `scene` with `arguments`, once `prepare` has written what
+    /// else the scene needs into the folder it is given.
+    init(scene room: LiveRoom.Scene = .tone(at: [-2, 0, 0]), arguments: [String] = [],
+         prepare: (_ folder: String) throws -> Void = { _ in }) throws {
         folder = "/tmp/roomd-test-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         socket = folder + "/roomd.sock"
         fifo = folder + "/pipe"
         mkfifo(fifo, 0o600)
-        scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder)
+        scene = try room.write(into: folder)
+        try prepare(folder)
         environment = ProcessInfo.processInfo.environment
         environment["PULSE_SERVER"] = "unix:\(folder)/no-server"
         environment["XDG_RUNTIME_DIR"] = folder
-        child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", socket, "--output", folder + "/room.wav"],
+        child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", socket, "--output", folder + "/room.wav"] + arguments,
                                        environment: environment, output: folder + "/roomd.out", errors: folder + "/roomd.err")
         let deadline = Date().addingTimeInterval(10)
         while (try? RawClient(path: socket).request("{\"v\":1,\"verb\":\"status\"}")) == nil {

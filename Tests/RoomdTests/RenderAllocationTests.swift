@@ -38,11 +38,17 @@ struct RenderAllocationTests {
         process.currentDirectoryURL = Self.root
         let output = Pipe()
         process.standardOutput = output
+        // Its errors go to a file, so that a crash's backtrace is in the failure and cannot fill a pipe.
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("roombench-\(UUID().uuidString).err")
+        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errors) }
+        process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
         let figures = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any],
-                                   "roombench live printed: \(String(decoding: data, as: UTF8.self))")
+                                   "roombench live exited \(process.terminationStatus) and printed: \(String(decoding: data, as: UTF8.self))\n\(said.prefix(4_000))")
         print("roombench live \(arguments.joined(separator: " ")): \(figures)")
         return (figures, process.terminationStatus)
     }
