@@ -49,6 +49,9 @@ public final class CaptureStream: @unchecked Sendable {
     /// (can be negative); nil until timing data arrived, or once closed or lost.
     public func latencyFrames() -> Int? { stream.latencyFrames }
 
+    /// The source it records from now: the server moves it when its source goes away.
+    public var deviceName: String? { stream.deviceName }
+
     /// Stops capturing and frees the stream. Idempotent; safe after the connection was lost.
     public func close() { stream.close() }
 

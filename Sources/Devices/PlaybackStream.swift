@@ -91,6 +91,9 @@ public final class PlaybackStream: @unchecked Sendable {
     /// Stops rendering and frees the stream. Idempotent; safe after the connection was lost.
     public func close() { stream.close() }
 
+    /// The sink it plays to now.
+    public var deviceName: String? { stream.deviceName }
+
     /// The write callback, on the mainloop thread: fills libpulse's own
     /// buffers in place, so it allocates nothing and takes no lock of ours.
     private func write(_ requested: Int) {

@@ -21,6 +21,8 @@ public final class PulseConnection: @unchecked Sendable {
     // Guarded by the mainloop lock.
     private var wasReady = false
     private var connectTimedOut = false
+    /// When the ping awaiting its answer was sent.
+    private var pingSent: ContinuousClock.Instant?
 
     /// Connects to the server `PULSE_SERVER` names (or the user's default)
     /// without spawning one, waiting at most `timeout`.
@@ -143,8 +145,19 @@ public final class PulseConnection: @unchecked Sendable {
         }
     }
 
-    /// Calls `handler` on the mainloop thread whenever the server, a sink or a
-    /// card changes: a new default, a plugged headset, a port switch. It must
+    /// The sink whose monitor source `name` is; nil for a source that hears
+    /// something else (a microphone, a line in).
+    public func monitoredSink(ofSource name: String) throws -> String? {
+        try request("pa_context_get_source_info_by_name", initial: String?.none) { context, reply in
+            pa_context_get_source_info_by_name(context, name, { _, info, _, reply in
+                if let info { Reply<String?>.of(reply).value = info.pointee.monitor_of_sink_name.map { String(cString: $0) } }
+            }, reply)
+        }
+    }
+
+    /// Calls `handler` on the mainloop thread whenever the server, a sink, a
+    /// source, a card or a capture changes: a new default, a plugged
+    /// headset, a port switch, a microphone that went away. It must
     /// not query from there (see the type's notes); hop to another thread.
     /// Replaces an earlier handler.
     public func subscribeToRouteChanges(_ handler: @escaping @Sendable () -> Void) throws {
@@ -155,7 +168,8 @@ public final class PulseConnection: @unchecked Sendable {
             }, Unmanaged.passUnretained(self).toOpaque())
         }
         let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue
-                                          | PA_SUBSCRIPTION_MASK_CARD.rawValue)
+                                          | PA_SUBSCRIPTION_MASK_CARD.rawValue | PA_SUBSCRIPTION_MASK_SOURCE.rawValue
+                                          | PA_SUBSCRIPTION_MASK_SOURCE_OUTPUT.rawValue)
         let succeeded = try request("pa_context_subscribe", initial: false) { context, reply in
             pa_context_subscribe(context, mask, { _, success, reply in Reply<Bool>.of(reply).value = success != 0 }, reply)
         }
@@ -178,13 +192,61 @@ public final class PulseConnection: @unchecked Sendable {
             }
             defer { pa_operation_unref(operation) }
             pa_operation_set_state_callback(operation, signalMainloop, UnsafeMutableRawPointer(mainloop))
-            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING {
-                pa_threaded_mainloop_wait(mainloop)
+            do {
+                try wait(call) { pa_operation_get_state(operation) != PA_OPERATION_RUNNING }
+            } catch {
+                // No reply may arrive after this: the reply is gone then.
+                pa_operation_cancel(operation)
+                throw error
             }
             guard pa_operation_get_state(operation) == PA_OPERATION_DONE else {
                 throw PulseError.pending(call, context: context)
             }
             return withExtendedLifetime(reply) { reply.value }
+        }
+    }
+
+    /// How long a request waits for the server: one that stopped answering
+    /// (stopped, hung, swapping) must not hold the caller for ever.
+    public static let answerTimeout = Duration.seconds(2)
+
+    /// With the lock held: waits until `done` says so, or throws a timeout
+    /// once `answerTimeout` has passed.
+    func wait(_ call: String, until done: () -> Bool) throws {
+        let deadline = Deadline(mainloop: mainloop)
+        // libpulse has no timed wait; a timer event on the loop ends the wait instead.
+        let timer = pa_context_rttime_new(context, pa_rtclock_now() + microseconds(Self.answerTimeout), { _, _, _, userdata in
+            let deadline = Unmanaged<Deadline>.fromOpaque(userdata!).takeUnretainedValue()
+            deadline.passed = true
+            pa_threaded_mainloop_signal(deadline.mainloop, 0)
+        }, Unmanaged.passUnretained(deadline).toOpaque())
+        defer { withExtendedLifetime(deadline) { pa_threaded_mainloop_get_api(mainloop).pointee.time_free(timer) } }
+        while !done() {
+            if deadline.passed { throw PulseError(call: call, code: PA_ERR_TIMEOUT) }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+    }
+
+    /// Asks the server something small without waiting for the answer;
+    /// `secondsSinceAnswer` says how long it has left a ping unanswered.
+    public func ping() {
+        withLock {
+            guard !closed.load(ordering: .acquiring), pa_context_get_state(context) == PA_CONTEXT_READY,
+                  pingSent == nil else { return }
+            pingSent = .now
+            let operation = pa_context_get_server_info(context, { _, _, userdata in
+                Unmanaged<PulseConnection>.fromOpaque(userdata!).takeUnretainedValue().pingSent = nil
+            }, Unmanaged.passUnretained(self).toOpaque())
+            if let operation { pa_operation_unref(operation) }
+        }
+    }
+
+    /// How long the last ping has waited for its answer; 0 when answered.
+    public var secondsSinceAnswer: Double {
+        withLock {
+            guard let pingSent else { return 0 }
+            let waited = ContinuousClock.now - pingSent
+            return Double(waited.components.seconds) + Double(waited.components.attoseconds) * 1e-18
         }
     }
 
@@ -223,6 +285,14 @@ final class Reply<Value> {
     static func of(_ userdata: UnsafeMutableRawPointer?) -> Reply {
         Unmanaged<Reply>.fromOpaque(userdata!).takeUnretainedValue()
     }
+}
+
+/// When a wait for the server gives up, set by a timer on the mainloop thread.
+final class Deadline {
+    let mainloop: OpaquePointer
+    var passed = false
+
+    init(mainloop: OpaquePointer) { self.mainloop = mainloop }
 }
 
 /// A libpulse notify callback (operation, stream) whose userdata is the mainloop to signal.

@@ -49,14 +49,16 @@ final class PulseStream: @unchecked Sendable {
         try connection.withLock {
             try connection.checkReady(call)
             guard body(stream) == 0 else { throw PulseError.pending(call, context: connection.context) }
-            while true {
-                switch pa_stream_get_state(stream) {
-                case PA_STREAM_READY: return
-                case PA_STREAM_FAILED, PA_STREAM_TERMINATED: throw PulseError.pending(call, context: connection.context)
-                default: pa_threaded_mainloop_wait(connection.mainloop)
-                }
+            try connection.wait(call) {
+                [PA_STREAM_READY, PA_STREAM_FAILED, PA_STREAM_TERMINATED].contains(pa_stream_get_state(stream))
             }
+            guard pa_stream_get_state(stream) == PA_STREAM_READY else { throw PulseError.pending(call, context: connection.context) }
         }
+    }
+
+    /// The sink or source the stream plays to or records from now; it changes when the server moves the stream.
+    var deviceName: String? {
+        ifReady { pa_stream_get_device_name($0).map { String(cString: $0) } }
     }
 
     /// `body`'s answer about the stream, under the lock; nil once the stream is closed or lost.

@@ -44,6 +44,8 @@ public struct EngineEvent: Sendable, Equatable {
         /// The sound server went away, or came back and the room plays on it again.
         case serverLost
         case serverReconnected(afterSeconds: Double)
+        /// The capture records from another device now; the room's own output monitor is silenced.
+        case microphoneChanged(device: String, roomOutputMonitor: Bool)
         /// A new scene replaced the room.
         case sceneLoaded(name: String)
         /// A recording stopped before it was asked to (a full disk); the room plays on.
@@ -70,6 +72,8 @@ public struct EngineEvent: Sendable, Equatable {
             fields += [("event", "routeChanged"), ("from", from.rawValue), ("to", to.rawValue), ("algorithm", algorithm.rawValue)]
         case .underrun(let total): fields += [("event", "underrun"), ("total", total)]
         case .serverLost: fields.append(("event", "serverLost"))
+        case .microphoneChanged(let device, let monitor):
+            fields += [("event", "microphoneChanged"), ("device", device), ("roomOutputMonitor", monitor)]
         case .serverReconnected(let after):
             fields += [("event", "serverReconnected"), ("afterSeconds", (after * 1_000).rounded() / 1_000)]
         case .sceneLoaded(let name): fields += [("event", "sceneLoaded"), ("name", name)]

@@ -48,6 +48,10 @@ public final class RoomSession: @unchecked Sendable {
     private var echoMode: EchoCancellationMode
     private var echoOn: Bool
     private var microphoneFile: String?
+    /// The capture device the output records from, as it last said; and
+    /// whether it is the room's own output monitor, which the output silences.
+    private var captureDevice: String?
+    private var captureIsRoomOutput = false
     /// The recording `microphoneFile` plays, counted against the budget.
     private var microphoneSamples: [Float]?
     /// How much decoded audio the room may hold; what joins or loads over it is refused.
@@ -221,6 +225,7 @@ public final class RoomSession: @unchecked Sendable {
                 "microphone": microphoneFile ?? "default", "sink": recordingFile.map { "record \($0)" } ?? "default",
                 "recordingStopped": recordingStopped ?? NSNull(),
                 "decodedAudio": ["bytes": heldBytes, "budget": budget.bytes],
+                "captureDevice": captureDevice ?? NSNull(), "captureSilenced": captureIsRoomOutput,
             ]
             if let voice = room.scene.voice {
                 result["ducking"] = ["level": voice.duckingLevel.rawValue, "depth": voice.duckingDecibels, "advanced": voice.advancedDucking]
@@ -241,7 +246,7 @@ public final class RoomSession: @unchecked Sendable {
         return try lock.withLock {
             let nextRoute = Self.route(scene: next.requestedRoute, device: deviceRoute, forced: forcedRoute)
             let nextControls = SessionControls(room: next)
-            let engine = try Self.makeEngine(room: next, route: nextRoute, controls: nextControls, devices: devices,
+            let engine = try Self.makeEngine(room: next, route: nextRoute, controls: nextControls, devices: currentDevices,
                                              microphone: deviceMicrophone, uplink: uplinkSink, frame: 0)
             live.adopt(engine)
             try send(.engine(engine))
@@ -362,12 +367,40 @@ public final class RoomSession: @unchecked Sendable {
     public func setEchoCancellation(_ mode: EchoCancellationMode) throws {
         try lock.withLock {
             guard room.scene.voice != nil else { throw SessionError.refused("the room has no voice session, so there is no uplink") }
-            let resolved = mode.resolve(microphoneIsCapture: devices.microphoneIsCapture && microphoneFile == nil,
-                                        outputIsPlayback: devices.outputIsPlayback && recordingFile == nil)
-            try send(.echoCancellation(resolved.on, reason: resolved.reason))
-            room.scene.voice?.echoCancellation = mode
-            echoMode = mode
-            echoOn = resolved.on
+            try resolveEchoCancellation(mode)
+        }
+    }
+
+    /// Decides echo cancellation for `mode` from what the devices are now. Under the lock.
+    private func resolveEchoCancellation(_ mode: EchoCancellationMode) throws {
+        var resolved = mode.resolve(microphoneIsCapture: currentDevices.microphoneIsCapture && microphoneFile == nil,
+                                    outputIsPlayback: devices.outputIsPlayback && recordingFile == nil)
+        if mode == .auto && captureIsRoomOutput && microphoneFile == nil {
+            resolved.reason = "auto: the capture is the room's own output monitor, which is silenced"
+        }
+        try send(.echoCancellation(resolved.on, reason: resolved.reason))
+        room.scene.voice?.echoCancellation = mode
+        echoMode = mode
+        echoOn = resolved.on
+    }
+
+    /// What the devices are for `aec: auto` now: the room's own output
+    /// monitor is no microphone.
+    private var currentDevices: (microphoneIsCapture: Bool, outputIsPlayback: Bool) {
+        (devices.microphoneIsCapture && !captureIsRoomOutput, devices.outputIsPlayback)
+    }
+
+    /// The output's word: the capture now records from `device`, which may
+    /// be the room's own output monitor (the server's choice when the
+    /// microphone goes away), silenced by the output. Says so in
+    /// `microphoneChanged`, and decides `aec: auto` again.
+    public func captureChanged(to device: String, isRoomOutputMonitor: Bool) {
+        lock.withLock {
+            guard device != captureDevice || isRoomOutputMonitor != captureIsRoomOutput else { return }
+            captureDevice = device
+            captureIsRoomOutput = isRoomOutputMonitor
+            if room.scene.voice != nil { try? resolveEchoCancellation(echoMode) }
+            hub.publish(EngineEvent(frame: live.frame, kind: .microphoneChanged(device: device, roomOutputMonitor: isRoomOutputMonitor)))
         }
     }
 
@@ -901,7 +934,7 @@ public final class RoomSession: @unchecked Sendable {
             // Other channels need another engine and another stream: the room
             // picks up where it is, and its uplink learns the new echo path.
             let frame = live.frame
-            let engine = try Self.makeEngine(room: room, route: next, controls: controls, devices: devices, microphone: deviceMicrophone,
+            let engine = try Self.makeEngine(room: room, route: next, controls: controls, devices: currentDevices, microphone: deviceMicrophone,
                                              uplink: uplinkSink, frame: frame)
             live.adopt(engine)
             try send(.engine(engine))

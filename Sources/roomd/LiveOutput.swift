@@ -28,6 +28,14 @@ final class LiveOutput: @unchecked Sendable {
     private var earlierUnderruns = 0
     private var reportedUnderruns = 0
     private var sinkName = "none"
+    /// The capture records the room's own output: what it hears goes up as silence.
+    private let captureSilenced = Atomic<Bool>(false)
+    /// Zeros the capture pushes in place of what a silenced device hears.
+    private let silence: UnsafeMutableBufferPointer<Float> = {
+        let zeros = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4_096)
+        zeros.initialize(repeating: 0)
+        return zeros
+    }()
     /// Underruns since the room started, across every stream it has had.
     private var underruns: Int { earlierUnderruns + (playback?.underruns ?? 0) }
     private var timer: DispatchSourceTimer?
@@ -40,6 +48,8 @@ final class LiveOutput: @unchecked Sendable {
         session.onLayoutChange = { _ in self.queue.async { self.reopenPlayback() } }
         session.outputStatus = { self.queue.sync { self.status() } }
     }
+
+    deinit { silence.deallocate() }
 
     /// Starts on `connection`, or on the room's clock when there is none.
     func start(connection: PulseConnection?) {
@@ -75,13 +85,25 @@ final class LiveOutput: @unchecked Sendable {
         self.connection = connection
         connection.onLost = { self.queue.async { self.lost() } }
         do {
-            try connection.subscribeToRouteChanges { self.queue.async { self.followDefaultSink() } }
+            try connection.subscribeToRouteChanges {
+                self.queue.async {
+                    self.followDefaultSink()
+                    self.followCapture()
+                }
+            }
             followDefaultSink()
             reopenPlayback()
-            capture = try CaptureStream(connection: connection, name: "Room microphone", role: "phone",
-                                        sampleRate: Room.sampleRate, fragmentFrames: RoomEngine.blockFrames) { [microphone = session.deviceMicrophone] in
-                microphone.push($0)
+            capture = try CaptureStream(connection: connection, name: "Room microphone", role: "phone", sampleRate: Room.sampleRate,
+                                        fragmentFrames: RoomEngine.blockFrames) { [self, microphone = session.deviceMicrophone, silence] in
+                guard captureSilenced.load(ordering: .relaxed) else { return _ = microphone.push($0) }
+                var left = $0.count
+                while left > 0 {
+                    let count = min(left, silence.count)
+                    _ = microphone.push(UnsafeBufferPointer(rebasing: silence[0..<count]))
+                    left -= count
+                }
             }
+            followCapture()
         } catch {
             Console.error("roomd: \(error)")
         }
@@ -92,6 +114,17 @@ final class LiveOutput: @unchecked Sendable {
         guard let connection, let sink = try? connection.defaultSink() else { return }
         sinkName = sink.name
         try? session.deviceChanged(to: OutputRoute(sink: sink))
+    }
+
+    /// Follows the capture as the server moves it: says where it records
+    /// now, and silences it while that is the room's own output monitor,
+    /// where the server puts it when the microphone goes away.
+    private func followCapture() {
+        guard let connection, let capture, let device = capture.deviceName else { return }
+        let monitored = try? connection.monitoredSink(ofSource: device)
+        let ownMonitor = monitored != nil && monitored == playback?.deviceName
+        captureSilenced.store(ownMonitor, ordering: .relaxed)
+        session.captureChanged(to: device, isRoomOutputMonitor: ownMonitor)
     }
 
     private func reopenPlayback() {
@@ -110,13 +143,15 @@ final class LiveOutput: @unchecked Sendable {
         }
     }
 
-    /// The server went away: the room plays on its own clock and tries to get back.
-    private func lost() {
+    /// The server went away or stopped answering: the room plays on its
+    /// own clock and tries to get back.
+    private func lost(_ why: String = "lost the PulseAudio server") {
         guard connection != nil else { return }
         lostAt = .now
         closePulse()
+        captureSilenced.store(false, ordering: .relaxed)
         session.post(.serverLost)
-        Console.error("roomd: lost the PulseAudio server; the room plays on its own clock and reconnects when it can")
+        Console.error("roomd: \(why); the room plays on its own clock and reconnects when it can")
         startClock(file: nil)
     }
 
@@ -148,6 +183,13 @@ final class LiveOutput: @unchecked Sendable {
             Console.error("roomd: PulseAudio is back; playing on it again")
             return
         }
+        // A server that stops answering (stopped, hung) is as good as gone.
+        if let connection {
+            if connection.secondsSinceAnswer >= Self.answerDeadline {
+                return lost("the PulseAudio server has not answered for \(Int(Self.answerDeadline)) s")
+            }
+            connection.ping()
+        }
         guard let playback else { return }
         if underruns > reportedUnderruns {
             reportedUnderruns = underruns
@@ -161,6 +203,9 @@ final class LiveOutput: @unchecked Sendable {
             session.reportEchoDelay(frames: max(0, delay))
         }
     }
+
+    /// How long the server may leave a ping unanswered before the room leaves it.
+    static let answerDeadline = 2.0
 
     private func startClock(file: String?) {
         clock = RoomClock(live: session.live, file: file) { [session] path, reason in

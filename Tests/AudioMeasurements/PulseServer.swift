@@ -76,6 +76,13 @@ public final class PulseServer: @unchecked Sendable {
     /// Ends the daemon abruptly (SIGKILL), as a crash would, and waits for it.
     public func kill() { end(SIGKILL) }
 
+    /// Stops the daemon where it stands (SIGSTOP), as a hung server would: it
+    /// keeps its sockets and answers nothing until `resume()`.
+    public func freeze() { daemon?.signal(SIGSTOP) }
+
+    /// Lets a frozen daemon go on (SIGCONT).
+    public func resume() { daemon?.signal(SIGCONT) }
+
     /// Runs `pactl` against this server; its standard output.
     @discardableResult
     public func pactl(_ arguments: String...) throws -> String {

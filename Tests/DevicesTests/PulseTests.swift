@@ -137,6 +137,31 @@ struct PulseTests {
         again.close()
     }
 
+    /// A server that stops answering holds no request for ever: each gives
+    /// up after `answerTimeout`, and the ping shows how long it has waited.
+    @Test func aHungServerTimesRequestsOut() throws {
+        let server = try startServer()
+        let connection = try PulseConnection(applicationName: "PulseTests", iconName: "audio-card")
+        defer {
+            server.resume()
+            connection.close()
+        }
+        connection.ping()
+        let answered = Date().addingTimeInterval(2)
+        while connection.secondsSinceAnswer > 0 && Date() < answered { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(connection.secondsSinceAnswer == 0, "a running server answers the ping")
+
+        server.freeze()
+        connection.ping()
+        let start = Date()
+        let error = #expect(throws: PulseError.self) { try connection.defaultSink() }
+        let waited = Date().timeIntervalSince(start)
+        #expect(error?.description == "pa_context_get_server_info: Timeout")
+        print("a request to a hung server gave up after \(waited) s; the ping has waited \(connection.secondsSinceAnswer) s")
+        #expect(waited >= 1.9 && waited < 3)
+        #expect(connection.secondsSinceAnswer >= 1.9)
+    }
+
     static func floats(in path: String) -> [Float] {
         let data = FileManager.default.contents(atPath: path) ?? Data()
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }

@@ -139,6 +139,90 @@ struct LiveRoomTests {
         #expect(Measure.rmsDecibels(recording.left) > -40, "plays again")
     }
 
+    /// A server that stops answering (SIGSTOP) is left after 2 s: roomd
+    /// says so, plays on its own clock and answers meanwhile, and is back on
+    /// the server once it goes on.
+    @Test func aHungServerIsLeftAndReturnedTo() throws {
+        let room = try LiveRoom(scene: .tone(at: [-2, 0, 0]))
+        var lostAfter: Double?, clockRan = 0.0, backAfter: Double?
+        func waitFor(server: String, within seconds: Double) throws -> Double? {
+            let start = Date()
+            while Date().timeIntervalSince(start) < seconds {
+                if (try room.status()["server"] as? String == "pulseaudio") == (server == "pulseaudio") { return Date().timeIntervalSince(start) }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return nil
+        }
+        let events = try room.events(during: {
+            room.server.freeze()
+            lostAfter = try waitFor(server: "none", within: 8)
+            let before = try room.status()["time"] as? Double ?? 0
+            Thread.sleep(forTimeInterval: 0.5)
+            clockRan = (try room.status()["time"] as? Double ?? 0) - before
+            room.server.resume()
+            backAfter = try waitFor(server: "pulseaudio", within: 5)
+        })
+        let names = events.compactMap { $0["event"] as? String }
+        print("hung server: left after \(lostAfter ?? -1) s, the room's clock ran \(clockRan) s in 0.5 s, back \(backAfter ?? -1) s after it went on; events \(names)")
+        let left = try #require(lostAfter, "roomd left the hung server")
+        #expect(left >= 1.9 && left < 4, "after 2 s without an answer")
+        #expect(clockRan > 0.3, "the room plays on its own clock")
+        #expect(try #require(backAfter, "roomd came back") < 2)
+        let lost = try #require(names.firstIndex(of: "serverLost"))
+        #expect(names[lost...].contains("serverReconnected"))
+        Thread.sleep(forTimeInterval: 2.3)
+        #expect(Measure.rmsDecibels(try room.record("phones.monitor", seconds: 1).left) > -40, "plays on the server again")
+    }
+
+    /// When the microphone goes away and the server moves the capture to the
+    /// room's own output monitor, roomd says so, silences it and decides
+    /// `aec: auto` again; a new default microphone is followed and heard.
+    @Test func theCaptureIsFollowedAndTheRoomsOwnMonitorIsNoMicrophone() throws {
+        let room = try LiveRoom(scene: .tone(at: [0, 0, -2], voice: "aec: auto\n  muted: false"), recordsUplink: true)
+        #expect(try room.status()["captureDevice"] as? String == "mic_feed.monitor")
+        let modules = try room.server.pactl("list", "short", "modules")
+        let micFeed = try #require(modules.split(separator: "\n").first { $0.contains("sink_name=mic_feed") }?.split(separator: "\t").first)
+        var heard = -Double.infinity
+        let lost = try room.events(during: {
+            // The microphone unplugged: the server's fallback is the room's own output.
+            try room.server.pactl("set-default-source", "phones.monitor")
+            try room.server.pactl("unload-module", String(micFeed))
+            Thread.sleep(forTimeInterval: 1)
+            heard = Measure.rmsDecibels(try room.record("phones.monitor", seconds: 2).left)
+        })
+        let moved = try #require(lost.first { $0["event"] as? String == "microphoneChanged" }, "\(lost)")
+        #expect(moved["device"] as? String == "phones.monitor" && moved["roomOutputMonitor"] as? Bool == true)
+        let decided = lost.last { $0["event"] as? String == "echoCancellation" }
+        #expect(decided?["mode"] as? String == "off" && (decided?["reason"] as? String)?.contains("own output monitor") == true, "\(lost)")
+        let status = try room.status()
+        #expect(status["captureDevice"] as? String == "phones.monitor" && status["captureSilenced"] as? Bool == true)
+
+        // A new microphone made the default is followed, and what it hears goes up.
+        try room.server.pactl("load-module", "module-null-sink", "sink_name=mic2", "format=float32le", "rate=48000")
+        let found = try room.events(during: {
+            try room.server.pactl("set-default-source", "mic2.monitor")
+            Thread.sleep(forTimeInterval: 1)
+            _ = try room.server.spawn("paplay", ["-d", "mic2", try room.speech()])
+            Thread.sleep(forTimeInterval: 4)
+        })
+        let back = try #require(found.first { $0["event"] as? String == "microphoneChanged" }, "\(found)")
+        #expect(back["device"] as? String == "mic2.monitor" && back["roomOutputMonitor"] as? Bool == false)
+        #expect(found.contains { $0["event"] as? String == "echoCancellation" && $0["mode"] as? String == "on" })
+        Thread.sleep(forTimeInterval: 0.5)
+
+        let uplink = try AudioFileReader.read(path: room.uplink).monoSamples(at: 48_000)
+        func level(_ from: Double, _ to: Double) -> Double {
+            Measure.rmsDecibels(Array(uplink[min(uplink.count, Int(from * 48_000))..<min(uplink.count, Int(to * 48_000))]))
+        }
+        let movedAt = try #require(moved["t"] as? Double), backAt = try #require(back["t"] as? Double)
+        let silenced = level(movedAt + 0.2, backAt - 0.1), speaking = level(backAt + 1, backAt + 4)
+        print("capture: the room's own monitor at \(heard) dBFS; the uplink \(silenced) dBFS while it was the capture, "
+              + "\(speaking) dBFS from the new microphone")
+        #expect(heard > -40, "the monitor hears the room")
+        #expect(silenced < -90, "none of it goes up the uplink")
+        #expect(speaking > -50, "the new microphone is heard")
+    }
+
     /// The loop of a real room: what the output plays comes back into the
     /// microphone through a room's impulse response, and echo cancellation,
     /// aligned by the devices' reported latencies, takes it off the uplink.
@@ -306,12 +390,18 @@ final class LiveRoom {
 
     /// Plays four seconds of speech into the virtual microphone, starting `after` seconds from now.
     func speak(after delay: Double) throws {
+        let speech = try speech()
+        Thread.sleep(forTimeInterval: delay)
+        _ = try server.spawn("paplay", ["-d", "mic_feed", speech])
+    }
+
+    /// Four seconds of a player's speech, loud, as a file to play into a microphone.
+    func speech() throws -> String {
         let speech = folder + "/speech.wav"
         if !FileManager.default.fileExists(atPath: speech) {
             try server.run("sox", [Self.asset("player_mic.wav"), speech, "trim", "5.8", "4.4", "gain", "10"])
         }
-        Thread.sleep(forTimeInterval: delay)
-        _ = try server.spawn("paplay", ["-d", "mic_feed", speech])
+        return speech
     }
 
     /// The events `scenectl events` prints while `body` runs.
