@@ -232,8 +232,10 @@ final class RawClient {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
+        // No close here: a class whose init throws once it is whole is
+        // deinitialised, and deinit closes it. Closing twice closed whatever
+        // another test's thread had opened under the number meanwhile.
         guard connected == 0 else {
-            close(descriptor)
             throw PulseServerError("connect \(path): \(String(cString: strerror(errno)))")
         }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)

@@ -119,6 +119,44 @@ struct HardeningTests {
         #expect(child.wait() == 0)
     }
 
+    /// Another user on the box, made for the test and removed after: a
+    /// fallback socket folder they made first is refused, naming them, and
+    /// their client is told permission denied at the daemon's socket, not
+    /// that no daemon runs.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd"), "needs root and useradd"))
+    func anotherUserCanNeitherPrepareNorReachTheSocket() throws {
+        let other = OtherUser()
+        try other.create()
+        defer { other.remove() }
+        let fallback = "/tmp/roomd-\(getuid())"
+        try #require(!FileManager.default.fileExists(atPath: fallback), "\(fallback) is in use; this test makes its own")
+        defer { try? FileManager.default.removeItem(atPath: fallback) }
+        let folder = try Scratch()
+        chmod(folder.path, 0o755)
+        // The other user makes the victim's fallback folder first, private to them.
+        try other.run("/usr/bin/mkdir", ["-m", "700", fallback])
+        let scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder.path)
+        var environment = folder.environment
+        environment["XDG_RUNTIME_DIR"] = nil
+        let refused = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--output", folder.path + "/room.wav"],
+                                             environment: environment, errors: folder.path + "/roomd.err")
+        #expect(refused.wait() == 1)
+        let said = try String(contentsOfFile: folder.path + "/roomd.err", encoding: .utf8)
+        #expect(said.contains("refusing the socket folder \(fallback): it belongs to user \(other.uid), not to you (0)"), "\(said)")
+        #expect(!FileManager.default.fileExists(atPath: fallback + "/roomd.sock"), "nothing was made in their folder")
+
+        // The daemon's own socket, reached by the other user's client.
+        let daemon = try RoomDaemon()
+        chmod(daemon.folder, 0o755)
+        let client = folder.path + "/scenectl"
+        try FileManager.default.copyItem(atPath: LiveRoom.product("scenectl"), toPath: client)
+        let output = folder.path + "/other.err"
+        let status = try other.run(client, ["status", "--socket", daemon.socket], errors: output)
+        let otherSaid = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(status == 1 && otherSaid.contains("permission denied: \(daemon.socket) belongs to another user"), "\(status): \(otherSaid)")
+        #expect(try RawClient(path: daemon.socket).request(#"{"v":1,"verb":"status"}"#)["ok"] as? Bool == true, "the daemon's own user reaches it")
+    }
+
     /// Its standard output closed (`roomd | head -1`), roomd plays on,
     /// answers, says once on standard error what failed, and stops cleanly.
     @Test func aClosedStandardOutputStopsNothing() throws {
@@ -331,6 +369,32 @@ final class Scratch {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A user of the box other than the tests', made with useradd and removed after.
+final class OtherUser {
+    let name = "roomd-other-" + UUID().uuidString.prefix(6).lowercased()
+    private(set) var uid: uid_t = 0
+    private(set) var gid: gid_t = 0
+
+    func create() throws {
+        let made = try ChildProcess.spawn("/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                                          environment: [:]).wait()
+        try #require(made == 0, "useradd \(name) exited \(made)")
+        let entry = try #require(getpwnam(name)?.pointee)
+        (uid, gid) = (entry.pw_uid, entry.pw_gid)
+    }
+
+    /// Runs `tool` as this user, with no groups of the tests'; its exit status.
+    @discardableResult
+    func run(_ tool: String, _ arguments: [String], errors: String = "/dev/null") throws -> Int32 {
+        try ChildProcess.spawn("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", tool] + arguments,
+                               environment: ["PATH": "/usr/bin:/bin", "HOME": "/"], errors: errors).wait()
+    }
+
+    func remove() {
+        _ = try? ChildProcess.spawn("/usr/sbin/userdel", [name], environment: [:]).wait()
+    }
 }
 
 /// A WAV file's length as its header gives it and as its bytes hold it.

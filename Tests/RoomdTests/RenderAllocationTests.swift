@@ -1,3 +1,4 @@
+import AudioMeasurements
 import Foundation
 import Testing
 
@@ -31,26 +32,19 @@ struct RenderAllocationTests {
             return [path] + (FileManager.default.enumerator(atPath: path)?.compactMap { "\(path)/\($0)" } ?? [])
         }.compactMap(Self.modified).max() ?? .distantPast
         try #require(built >= newest, "the release roombench is older than its sources: \(build)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: bench)
-        process.arguments = ["live", "--blocks", "10000", "--speed", "4", "--json",
-                             "--scene", Self.root.appendingPathComponent("Scenes/tavern.yaml").path] + arguments
-        process.currentDirectoryURL = Self.root
-        let output = Pipe()
-        process.standardOutput = output
-        // Its errors go to a file, so that a crash's backtrace is in the failure and cannot fill a pipe.
-        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("roombench-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errors) }
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-        let figures = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any],
-                                   "roombench live exited \(process.terminationStatus) and printed: \(String(decoding: data, as: UTF8.self))\n\(said.prefix(4_000))")
+        // Its output and errors go to files, so that a crash's backtrace is in the failure.
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("roombench-\(UUID().uuidString)").path
+        defer { for file in [base + ".json", base + ".err"] { try? FileManager.default.removeItem(atPath: file) } }
+        let child = try ChildProcess.spawn(bench, ["live", "--blocks", "10000", "--speed", "4", "--json",
+                                                   "--scene", Self.root.appendingPathComponent("Scenes/tavern.yaml").path] + arguments,
+                                           environment: ProcessInfo.processInfo.environment, output: base + ".json", errors: base + ".err")
+        let status = child.wait()
+        let data = (try? Data(contentsOf: URL(fileURLWithPath: base + ".json"))) ?? Data()
+        let said = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+        let figures = try #require(try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                                   "roombench live exited \(status) and printed: \(String(decoding: data, as: UTF8.self))\n\(said.prefix(4_000))")
         print("roombench live \(arguments.joined(separator: " ")): \(figures)")
-        return (figures, process.terminationStatus)
+        return (figures, status)
     }
 
     @Test func theRenderThreadAllocatesAndFreesNothingWhileTheRoomIsSteered() throws {
