@@ -43,10 +43,36 @@ struct Roomd: AsyncParsableCommand {
             throw ValidationError("--latency-ms \(latencyMilliseconds): expected 5 to 500")
         }
         guard FileManager.default.fileExists(atPath: scene) else { throw ValidationError("\(scene): no such scene file") }
+        // A recording is a WAV whose header is rewritten as it grows: a file or a device, followed through symlinks.
+        for (option, path) in [("--output", output), ("--uplink", uplink)] {
+            switch path.map({ FileKind(path: $0) }) {
+            case .pipe?: throw ValidationError("\(option) \(path!): a named pipe or a socket; a recording needs a file or a device")
+            case .directory?: throw ValidationError("\(option) \(path!): it is a folder; name a file in it")
+            default: break
+            }
+        }
+    }
+
+    /// Runs the daemon; usage errors exit with 2, as a scene that fails validation does.
+    static func main() async {
+        Console.start()
+        do {
+            var command = try parseAsRoot()
+            if var daemon = command as? AsyncParsableCommand {
+                try await daemon.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                Console.error(fullMessage(for: error))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
     }
 
     func run() async throws {
-        Console.start()
         let path = socket ?? defaultControlSocketPath()
         // Before anything plays: another daemon at the socket, or an unsafe folder, stops this one.
         do {

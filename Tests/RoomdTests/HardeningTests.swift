@@ -76,7 +76,8 @@ struct HardeningTests {
     }
 
     /// Without a runtime folder, roomd uses /tmp/roomd-UID only if it is a
-    /// real folder of the user's own that nobody else may enter.
+    /// real folder of the user's own that nobody else may enter. The one
+    /// test that touches that folder, so that no other races it.
     @Test func theFallbackSocketFolderMustBeTheUsersOwn() throws {
         let fallback = "/tmp/roomd-\(getuid())"
         try #require(!FileManager.default.fileExists(atPath: fallback), "\(fallback) is in use; this test makes its own")
@@ -103,6 +104,18 @@ struct HardeningTests {
         #expect(linked == 1 && linkedSaid.contains("it is not a folder"), "\(linkedSaid)")
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/roomd.sock"), "nothing was made through the link")
         unlink(fallback)
+        // Made first by another user, private to them: refused, naming them, and nothing made in it.
+        if OtherUser.canBeMade {
+            let other = OtherUser()
+            try other.create()
+            defer { other.remove() }
+            try other.run("/usr/bin/mkdir", ["-m", "700", fallback])
+            let (theirs, theirsSaid) = try refusal()
+            #expect(theirs == 1 && theirsSaid.contains("refusing the socket folder \(fallback): it belongs to user \(other.uid), not to you (0)"),
+                    "\(theirsSaid)")
+            #expect(!FileManager.default.fileExists(atPath: fallback + "/roomd.sock"), "nothing was made in their folder")
+            rmdir(fallback)
+        }
         // Absent: made, mode 700, and the socket in it only the user may open.
         let child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--output", folder.path + "/room.wav"], environment: environment,
                                            output: folder.path + "/roomd.out", errors: folder.path + "/roomd.err")
@@ -119,32 +132,15 @@ struct HardeningTests {
         #expect(child.wait() == 0)
     }
 
-    /// Another user on the box, made for the test and removed after: a
-    /// fallback socket folder they made first is refused, naming them, and
-    /// their client is told permission denied at the daemon's socket, not
-    /// that no daemon runs.
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd"), "needs root and useradd"))
-    func anotherUserCanNeitherPrepareNorReachTheSocket() throws {
+    /// Another user on the box, made for the test and removed after, is
+    /// told permission denied at the daemon's socket, not that no daemon runs.
+    @Test(.enabled(if: OtherUser.canBeMade, "needs root and useradd"))
+    func anotherUserCannotReachTheSocket() throws {
         let other = OtherUser()
         try other.create()
         defer { other.remove() }
-        let fallback = "/tmp/roomd-\(getuid())"
-        try #require(!FileManager.default.fileExists(atPath: fallback), "\(fallback) is in use; this test makes its own")
-        defer { try? FileManager.default.removeItem(atPath: fallback) }
         let folder = try Scratch()
         chmod(folder.path, 0o755)
-        // The other user makes the victim's fallback folder first, private to them.
-        try other.run("/usr/bin/mkdir", ["-m", "700", fallback])
-        let scene = try LiveRoom.Scene.tone(at: [-2, 0, 0]).write(into: folder.path)
-        var environment = folder.environment
-        environment["XDG_RUNTIME_DIR"] = nil
-        let refused = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--output", folder.path + "/room.wav"],
-                                             environment: environment, errors: folder.path + "/roomd.err")
-        #expect(refused.wait() == 1)
-        let said = try String(contentsOfFile: folder.path + "/roomd.err", encoding: .utf8)
-        #expect(said.contains("refusing the socket folder \(fallback): it belongs to user \(other.uid), not to you (0)"), "\(said)")
-        #expect(!FileManager.default.fileExists(atPath: fallback + "/roomd.sock"), "nothing was made in their folder")
-
         // The daemon's own socket, reached by the other user's client.
         let daemon = try RoomDaemon()
         chmod(daemon.folder, 0o755)
@@ -248,6 +244,15 @@ struct HardeningTests {
         let roomdSaid = try String(contentsOfFile: folder.path + "/roomd.err", encoding: .utf8)
         #expect(roomdSaid.contains("--uplink \(scene): it is one of the room's own inputs"), "\(roomdSaid)")
         #expect(try String(contentsOfFile: scene, encoding: .utf8).hasPrefix("version: 1"))
+
+        // A recording into a FIFO would wait for a reader before the room plays: a usage error.
+        let fifo = folder.path + "/fifo"
+        mkfifo(fifo, 0o600)
+        let piped = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", folder.path + "/r.sock", "--uplink", fifo],
+                                           environment: folder.environment, errors: folder.path + "/piped.err")
+        #expect(piped.wait() == 2)
+        let pipedSaid = try String(contentsOfFile: folder.path + "/piped.err", encoding: .utf8)
+        #expect(pipedSaid.contains("--uplink \(fifo): a named pipe or a socket; a recording needs a file or a device"), "\(pipedSaid)")
     }
 
     /// An interrupted render leaves nothing under the asked name, and no temporary file.
@@ -373,6 +378,8 @@ final class Scratch {
 
 /// A user of the box other than the tests', made with useradd and removed after.
 final class OtherUser {
+    static var canBeMade: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd") }
+
     let name = "roomd-other-" + UUID().uuidString.prefix(6).lowercased()
     private(set) var uid: uid_t = 0
     private(set) var gid: gid_t = 0
