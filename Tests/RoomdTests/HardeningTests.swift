@@ -144,8 +144,15 @@ struct HardeningTests {
         // The daemon's own socket, reached by the other user's client.
         let daemon = try RoomDaemon()
         chmod(daemon.folder, 0o755)
+        // A copy the other user may run. Written close-on-exec: a daemon another test spawns
+        // meanwhile must not inherit it open for writing, or running it fails as "text file busy".
         let client = folder.path + "/scenectl"
-        try FileManager.default.copyItem(atPath: LiveRoom.product("scenectl"), toPath: client)
+        let program = try [UInt8](Data(contentsOf: URL(fileURLWithPath: LiveRoom.product("scenectl"))))
+        let copy = open(client, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        try #require(copy >= 0, "cannot write \(client): \(String(cString: strerror(errno)))")
+        let written = program.withUnsafeBytes { write(copy, $0.baseAddress, $0.count) }
+        close(copy)
+        try #require(written == program.count, "wrote \(written) of \(program.count) bytes of \(client)")
         let output = folder.path + "/other.err"
         let status = try other.run(client, ["status", "--socket", daemon.socket], errors: output)
         let otherSaid = try String(contentsOfFile: output, encoding: .utf8)
