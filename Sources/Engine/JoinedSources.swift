@@ -163,6 +163,9 @@ final class JoinedVoices {
     private let route: OutputRoute
     /// One voice per place on the HRTF bus, then one per place on the panning bus.
     private let voices: [[Voice]]
+    /// The bus whose voice carries a place's reverb send while the place
+    /// plays in the field or as it is: the route's, as for a scene's sources.
+    private let sendBus: Int
     private let field: SoundFieldBus
     private let reverberant: Bool
     /// Frames the buses delay what they render, which what plays as it is waits out.
@@ -216,6 +219,8 @@ final class JoinedVoices {
         @exclusivity(unchecked) var fading = false
         /// Its first chunk rises over half a block: the source was playing on another bus.
         @exclusivity(unchecked) var risesIn = false
+        /// Kept at the listener's head, as the reverb send of what plays as it is.
+        @exclusivity(unchecked) var headLocked = false
 
         init(_ stream: StreamedPoint) { self.stream = stream }
     }
@@ -232,6 +237,7 @@ final class JoinedVoices {
         self.reverberant = reverberant
         self.latency = latency
         self.listenerPosition = listenerPosition
+        sendBus = Self.busIndex(route.automaticAlgorithm)
         let range = mix.joinPlaces
         self.range = range
         // Enough chunks for the longest render call and one ahead of it, twice over.
@@ -275,8 +281,30 @@ final class JoinedVoices {
     /// The OpenAL bus a rendering plays on, in `voices`; nil for the field and the output.
     private func busIndex(_ rendering: JoinedRendering) -> Int? { rendering.bus.algorithm(on: route).map(Self.busIndex) }
 
-    /// Place `index`'s OpenAL voice, if it renders on one.
-    private func voice(_ index: Int) -> Voice? { busIndex(places[index].rendering).map { voices[$0][index] } }
+    /// Whether a place rendering so, from `feed`, has a reverb send: in a
+    /// room with a reverb, a point in the field or a file played as it is
+    /// (not dry), as a scene's sources of those kinds have. A bed has none.
+    private func sends(_ rendering: JoinedRendering, feed: UnsafeRawPointer?) -> Bool {
+        guard reverberant, let feed else { return false }
+        switch rendering.bus {
+        case .soundField: return Unmanaged<SourceFeed>.fromOpaque(feed)._withUnsafeGuaranteedRef { $0.speakers == nil }
+        case .passthrough: return !rendering.dry
+        case .route, .hrtf, .panning: return false
+        }
+    }
+
+    /// The bus of the OpenAL voice a place rendering so uses: its own, or its reverb send's.
+    private func voiceBus(_ rendering: JoinedRendering, feed: UnsafeRawPointer?) -> Int? {
+        busIndex(rendering) ?? (sends(rendering, feed: feed) ? sendBus : nil)
+    }
+
+    /// Whether place `index`'s voice is its reverb send rather than the source itself.
+    private func isSend(_ index: Int) -> Bool { busIndex(places[index].rendering) == nil }
+
+    /// Place `index`'s OpenAL voice, if it renders on one or sends from one.
+    private func voice(_ index: Int) -> Voice? {
+        voiceBus(places[index].rendering, feed: places[index].feed).map { voices[$0][index] }
+    }
 
     // MARK: The render thread
 
@@ -325,7 +353,7 @@ final class JoinedVoices {
         places[index].feed = joined.feed
         places[index].applied = Self.unapplied
         guard let feed = joined.feed else { return }
-        if let bus = busIndex(after) { voices[bus][index].risesIn = sameSource && wasSounding }
+        if let bus = voiceBus(after, feed: feed) { voices[bus][index].risesIn = sameSource && wasSounding }
         if after.bus == .soundField { field.join(index, feed: feed, at: frame) }
     }
 
@@ -353,8 +381,9 @@ final class JoinedVoices {
             playAsIs(index, state, channels: withFeed(index) { $0.channelCount }, paths: paths)
             places[index].asIs.target = state.playing ? Float(state.gain * paths.directGain(reverberant: reverberant)) : 0
         case .route, .hrtf, .panning:
-            try apply(state, before, position: position, toVoiceOf: index, at: frame)
+            break
         }
+        try apply(state, before, position: position, toVoiceOf: index, at: frame)
         // The in-head copy: the point's own audio as it is, without the room.
         if rendering.bypassesInHead {
             if places[index].asIs.feed != places[index].feed { places[index].asIs.shelved = false }
@@ -378,18 +407,29 @@ final class JoinedVoices {
         for channel in 0..<Self.maximumChannels { shelves[index * Self.maximumChannels + channel] = shelf }
     }
 
-    /// Sets a place's OpenAL voice as its source's state says.
+    /// Sets a place's OpenAL voice as its source's state says: the source
+    /// itself, or its reverb send, at its position or, for what plays as it
+    /// is, at the listener's head.
     private func apply(_ state: SourceState, _ before: SourceState, position: Position, toVoiceOf index: Int, at frame: Int) throws {
         guard let voice = voice(index) else { return }
-        let point = voice.stream.point
+        let point = voice.stream.point, send = isSend(index)
+        let headLocked = send && places[index].rendering.bus == .passthrough
+        if headLocked != voice.headLocked {
+            try point.setHeadLocked(headLocked)
+            voice.headLocked = headLocked
+        }
         if state.paths != before.paths {
-            try point.setRoomEffects(reverbBlend: state.paths.reverbBlend, obstruction: state.paths.obstruction,
-                                     occlusion: state.paths.occlusion)
+            if send {
+                try point.setReverbOnly(reverbBlend: state.paths.reverbBlend, occlusion: state.paths.occlusion)
+            } else {
+                try point.setRoomEffects(reverbBlend: state.paths.reverbBlend, obstruction: state.paths.obstruction,
+                                         occlusion: state.paths.occlusion)
+            }
         }
         let moves = if let glide = state.glide { glide != before.glide || frame <= glide.endFrame } else {
             before == Self.unapplied || withFeed(index) { $0.followsKeyframes }
         }
-        if moves { try point.setPosition(position) }
+        if moves && !headLocked { try point.setPosition(position) }
         let restarted = state.playing != before.playing || state.startFrame != before.startFrame
         if restarted && state.playing {
             if voice.sounding { try voice.stream.rewind() }
@@ -404,8 +444,11 @@ final class JoinedVoices {
         }
     }
 
-    /// The gain of a place's spatial part: what its in-head copy leaves.
-    private func spatialGain(_ index: Int, _ state: SourceState) -> Double { state.gain * (1 - places[index].inHeadShare) }
+    /// The gain of a place's spatial part: what its in-head copy leaves. A
+    /// reverb send keeps the source's whole gain, as a scene's does.
+    private func spatialGain(_ index: Int, _ state: SourceState) -> Double {
+        isSend(index) ? state.gain : state.gain * (1 - places[index].inHeadShare)
+    }
 
     /// Fades `voice` out over the first half of the block about to render,
     /// in the chunk already queued for it, so OpenAL's look-ahead carries
@@ -430,7 +473,7 @@ final class JoinedVoices {
                 let voice = voices[bus][index]
                 guard voice.sounding else { continue }
                 while voice.queuedThrough < frame + count + chunkFrames {
-                    if !voice.fading, busIndex(places[index].rendering) == bus, places[index].feed != nil {
+                    if !voice.fading, voiceBus(places[index].rendering, feed: places[index].feed) == bus, places[index].feed != nil {
                         fillChunk(index, from: voice.queuedThrough)
                         if voice.risesIn {
                             let half = chunkFrames / 2
@@ -506,9 +549,21 @@ final class JoinedVoices {
         Unmanaged<SourceFeed>.fromOpaque(places[index].feed!)._withUnsafeGuaranteedRef(body)
     }
 
-    /// Fills `chunk` from place `index`'s feed.
+    /// Fills `chunk` from place `index`'s feed: a file played as it is
+    /// downmixed to one channel for its reverb send, as a scene's is.
     private func fillChunk(_ index: Int, from frame: Int) {
         guard places[index].feed != nil else { return }
-        withFeed(index) { $0.fill(chunk, from: frame, places[index].applied) }
+        let state = places[index].applied
+        withFeed(index) { feed in
+            feed.fill(chunk, from: frame, state)
+            guard feed.channelCount > 1 else { return }
+            let other = UnsafeMutableBufferPointer(rebasing: scratch[0..<chunkFrames])
+            for channel in 1..<feed.channelCount {
+                feed.fill(other, from: frame, state, channel: channel)
+                for offset in 0..<chunkFrames { chunk[offset] += other[offset] }
+            }
+            let scale = 1 / Float(feed.channelCount)
+            for offset in 0..<chunkFrames { chunk[offset] *= scale }
+        }
     }
 }

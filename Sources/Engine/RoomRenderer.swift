@@ -245,7 +245,7 @@ public final class RoomRenderer {
                                                     gain: gain, scale: paths.directGain(reverberant: reverberant),
                                                     directPathHF: paths.directHF))
                 guard let send = try reverbSend(source.audio.downmixedToMono().samples, paths: paths) else { continue }
-                try send.lockToHead()
+                try send.setHeadLocked(true)
                 sound = send
             case .point(.soundField?):
                 let paths = state.paths

@@ -65,10 +65,11 @@ public final class PointSource {
     }
 
     /// Keeps the source at the centre of the listener's head wherever the
-    /// listener goes, for a head-locked sound's reverb send.
-    public func lockToHead() throws {
-        try voice.set(AL_SOURCE_RELATIVE, AL_TRUE, "alSourcei(AL_SOURCE_RELATIVE)")
-        try voice.set(AL_POSITION, Position.zero, "alSource3f(AL_POSITION)")
+    /// listener goes, for a head-locked sound's reverb send; or, unlocked,
+    /// where it is in the world again.
+    public func setHeadLocked(_ locked: Bool) throws {
+        try voice.set(AL_SOURCE_RELATIVE, locked ? AL_TRUE : AL_FALSE, "alSourcei(AL_SOURCE_RELATIVE)")
+        if locked { try voice.set(AL_POSITION, Position.zero, "alSource3f(AL_POSITION)") }
     }
 
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }

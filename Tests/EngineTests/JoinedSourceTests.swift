@@ -303,6 +303,40 @@ import Testing
         #expect(algorithms == ["noise": "passthrough", "bell": "passthrough"])
     }
 
+    /// A point joined in the field and a file joined as it is reach the
+    /// room's reverb as the same entries in a scene file do: a second after
+    /// they stop, the hall's tail is as loud as the scene's.
+    @Test(arguments: ["algorithm: soundField, position: [2, 0, -1]", "algorithm: passthrough"])
+    func aSourceJoinedInTheFieldOrAsItIsReachesTheReverbAsASceneSourceDoes(_ kind: String) throws {
+        let folder = try Folder()
+        let entry = "{id: bell, file: noise.wav, loop: true, reverbBlend: 0.7, \(kind)}"
+        func tail(_ sources: String, joining: String?) throws -> (playing: Double, tail: Double) {
+            let scene = folder.path + "/hall.yaml"
+            try """
+                version: 1
+                name: Hall
+                reverb: { preset: largeHall }
+                sources:
+                  - { id: idle, file: noise.wav, position: [0, 0, -2], loop: true, playing: false }
+                \(sources)
+                """.write(toFile: scene, atomically: true, encoding: .utf8)
+            let driver = try Driver(try Room.load(path: scene))
+            driver.render(blocks: 5)
+            if let joining { try driver.session.add(entry: joining, relativeTo: folder.path) }
+            driver.render(blocks: 100)
+            let playing = Self.level(driver.render(blocks: 20))
+            try driver.session.stop("bell")
+            driver.render(blocks: 30)
+            return (playing, Self.level(driver.render(blocks: 40)))
+        }
+        let inScene = try tail("  - \(entry)", joining: nil), joined = try tail("", joining: entry)
+        print("\(kind): playing \(joined.playing) dBFS joined, \(inScene.playing) in the scene; "
+              + "0.3 s after it stopped \(joined.tail) dBFS joined, \(inScene.tail) in the scene")
+        #expect(inScene.tail > inScene.playing - 40, "the hall rings on in the scene")
+        #expect(abs(joined.playing - inScene.playing) < 1.5)
+        #expect(abs(joined.tail - inScene.tail) < 1.5, "the joined source's reverb")
+    }
+
     /// A file of two channels added as it is plays each channel on its own
     /// side; set to a point, it is heard as one, downmixed, within two blocks.
     @Test func aStereoFileAddedAsItIsKeepsItsChannelsAndBecomesAPoint() throws {
