@@ -36,14 +36,17 @@ public enum AudioFileReader {
         return bytes < Double(Int.max) ? Int(bytes) : .max
     }
 
-    /// Decodes the whole file; one whose samples come to more than
-    /// `byteLimit`, whatever its header declared, is refused.
-    public static func read(path: String, byteLimit: Int = .max) throws -> DecodedAudio {
+    /// Decodes the whole file; one that comes to more than `byteLimit`, as
+    /// `decodedBytes` counts it for `engineRate`, is refused whatever its header declared.
+    public static func read(path: String, byteLimit: Int = .max, engineRate: Int? = nil) throws -> DecodedAudio {
         let (file, info) = try open(path)
         defer { sf_close(file) }
         let channels = Int(info.channels)
         let sampleRate = Int(info.samplerate)
-        let maximumFrames = min(Int(maximumSeconds * Double(sampleRate)), byteLimit / (channels * MemoryLayout<Float>.size))
+        // A file converted up to a higher rate takes more once converted than decoded.
+        let growth = max(1, Double(engineRate ?? sampleRate) / Double(sampleRate))
+        let affordable = Double(byteLimit / (channels * MemoryLayout<Float>.size)) / growth
+        let maximumFrames = min(Int(maximumSeconds * Double(sampleRate)), Int(min(affordable, Double(Int.max / 2))))
 
         // Read in chunks rather than trusting the declared length: a corrupt
         // header may declare gigabytes that are not there.

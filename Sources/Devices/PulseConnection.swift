@@ -206,8 +206,9 @@ public final class PulseConnection: @unchecked Sendable {
         }
     }
 
-    /// How long a request waits for the server: one that stopped answering
-    /// (stopped, hung, swapping) must not hold the caller for ever.
+    /// How long a request waits for the server, and a ping for its answer:
+    /// one that stopped answering (stopped, hung, swapping) must not hold
+    /// the caller for ever, and is as good as gone.
     public static let answerTimeout = Duration.seconds(2)
 
     /// With the lock held: waits until `done` says so, or throws a timeout

@@ -39,8 +39,11 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
             (channels, sampleRate, frames) = header
         }
 
+        /// Nothing for a file whose header does not say how long it is (a
+        /// FLAC written as a stream): its decoder stops at what the budget leaves.
         var bytes: Int {
-            AudioFileReader.decodedBytes(channels: channels, sampleRate: sampleRate, frames: frames, engineRate: Room.sampleRate)
+            guard frames != Int(Int64.max) else { return 0 }
+            return AudioFileReader.decodedBytes(channels: channels, sampleRate: sampleRate, frames: frames, engineRate: Room.sampleRate)
         }
 
         /// What the file is, for a refusal.

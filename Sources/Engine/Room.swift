@@ -88,7 +88,9 @@ public struct Room: Sendable {
         var issues: [SceneIssue] = []
         var decoded: [String: Result<DecodedAudio, Error>] = [:]
         func read(_ path: String) -> Result<DecodedAudio, Error> {
-            let result = decoded[path] ?? Result { try AudioFileReader.read(path: path, byteLimit: allowance[path] ?? budget.bytes) }
+            let result = decoded[path] ?? Result {
+                try AudioFileReader.read(path: path, byteLimit: allowance[path] ?? budget.bytes, engineRate: Room.sampleRate)
+            }
             decoded[path] = result
             return result
         }

@@ -427,7 +427,8 @@ public final class RoomSession: @unchecked Sendable {
             let held = lock.withLock { heldBytes - (microphoneSamples.map(MemoryBudget.bytes) ?? 0) }
             let field = FieldLocation(file: "mic", line: nil, field: "file")
             let allowance = try MemoryBudget.Demand(path: path, field: field).map { try budget.admit([$0], held: held)[path]! }
-            return try AudioFileReader.read(path: path, byteLimit: allowance ?? budget.bytes).monoSamples(at: Room.sampleRate)
+            return try AudioFileReader.read(path: path, byteLimit: allowance ?? budget.bytes, engineRate: Room.sampleRate)
+                .monoSamples(at: Room.sampleRate)
         }
         try lock.withLock {
             try send(.microphone(samples.map { FileAudioSource(samples: $0, loop: true) }))
@@ -742,7 +743,8 @@ public final class RoomSession: @unchecked Sendable {
     /// `description`'s audio decoded from its file; what the file refuses is an issue at its field.
     static func decode(_ description: SourceDescription, byteLimit: Int) throws -> RoomSource {
         do {
-            return try RoomSource(description, decoded: AudioFileReader.read(path: description.audioPath, byteLimit: byteLimit))
+            let file = try AudioFileReader.read(path: description.audioPath, byteLimit: byteLimit, engineRate: Room.sampleRate)
+            return try RoomSource(description, decoded: file)
         } catch let issue as SceneIssue {
             throw SceneValidationError(issues: [issue])
         } catch {

@@ -185,8 +185,9 @@ final class LiveOutput: @unchecked Sendable {
         }
         // A server that stops answering (stopped, hung) is as good as gone.
         if let connection {
-            if connection.secondsSinceAnswer >= Self.answerDeadline {
-                return lost("the PulseAudio server has not answered for \(Int(Self.answerDeadline)) s")
+            let deadline = PulseConnection.answerTimeout / .seconds(1)
+            if connection.secondsSinceAnswer >= deadline {
+                return lost("the PulseAudio server has not answered for \(Int(deadline)) s")
             }
             connection.ping()
         }
@@ -203,9 +204,6 @@ final class LiveOutput: @unchecked Sendable {
             session.reportEchoDelay(frames: max(0, delay))
         }
     }
-
-    /// How long the server may leave a ping unanswered before the room leaves it.
-    static let answerDeadline = 2.0
 
     private func startClock(file: String?) {
         clock = RoomClock(live: session.live, file: file) { [session] path, reason in

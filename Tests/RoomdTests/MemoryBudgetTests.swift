@@ -41,6 +41,32 @@ struct MemoryBudgetTests {
         #expect(allowed.wait() == 0, "\((try? String(contentsOfFile: folder.path + "/allowed.err", encoding: .utf8)) ?? "")")
     }
 
+    /// A file whose header does not say how long it is (a FLAC written as a
+    /// stream) is stopped at the budget as it decodes, counted at the
+    /// engine's rate it is converted to: ten seconds of 8 kHz, 1.8 MiB at
+    /// 48 kHz, against 1 MiB.
+    @Test func aFileOfUnknownLengthIsStoppedAtTheBudget() throws {
+        let folder = try Scratch()
+        let flac = folder.path + "/unknown-length.flac"
+        try Self.writeFLAC(flac, channels: 1, sampleRate: 8_000, seconds: 10, noise: true, declaringFrames: 0)
+        try """
+            version: 1
+            name: Lying room
+            sources:
+              - { id: noise, file: unknown-length.flac, position: [0, 0, -2] }
+            """.write(toFile: folder.path + "/room.yaml", atomically: true, encoding: .utf8)
+        let out = folder.path + "/out.wav"
+        let child = try ChildProcess.spawn(LiveRoom.product("scenectl"), ["render", folder.path + "/room.yaml", "--out", out, "--seconds", "1",
+                                                                         "--memory-budget", "1M"],
+                                           environment: folder.environment, errors: folder.path + "/scenectl.err")
+        let status = child.wait()
+        let said = try String(contentsOfFile: folder.path + "/scenectl.err", encoding: .utf8)
+        print("ten seconds at 8 kHz of unknown length, with 1 MiB: exit \(status): \(said)")
+        #expect(status == 2)
+        #expect(said.contains(#"room.yaml:4: sources[0].file: "\#(flac)": decodes to more than the 1 MiB left of the memory budget"#), "\(said)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     /// A running room with a 4 MiB budget refuses an `add`, a `mic` and a
     /// `load` over it, with the sizes, and plays on as it was; a source of
     /// a file it already holds costs nothing, a new file its own size.
@@ -127,12 +153,15 @@ struct MemoryBudgetTests {
         try writer.close()
     }
 
-    /// A FLAC of a twentieth of a second whose STREAMINFO says it holds
-    /// `declaringFrames`, as a file cut short or crafted would.
-    static func writeFLAC(_ path: String, channels: Int, sampleRate: Int, declaringFrames: Int) throws {
-        let frames = sampleRate / 20
+    /// A FLAC of `seconds` of silence, or of noise, whose STREAMINFO says it
+    /// holds `declaringFrames` (0: it does not say), as a file cut short or
+    /// crafted would.
+    static func writeFLAC(_ path: String, channels: Int, sampleRate: Int, seconds: Double = 0.05, noise: Bool = false,
+                          declaringFrames: Int) throws {
+        let frames = Int(seconds * Double(sampleRate))
+        let audio = noise ? Signals.whiteNoise(frames: frames * channels, rms: 0.1, seed: 3) : [Float](repeating: 0, count: frames * channels)
         let writer = try AudioFileWriter(path: path, format: .flac, channelCount: channels, sampleRate: sampleRate)
-        try [Float](repeating: 0, count: frames * channels).withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+        try audio.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
         try writer.close()
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         // "fLaC", a block header, then STREAMINFO, whose total samples are the
