@@ -7,10 +7,14 @@ public struct DecodedAudio: Sendable {
     public var sampleRate: Int
     public var seconds: Double { Double(buffer.frameCount) / Double(sampleRate) }
 
-    /// The channels averaged into one, converted to `rate`.
-    public func monoSamples(at rate: Int) throws -> [Float] {
-        try SampleRateConverter.convert(buffer.downmixedToMono(), from: sampleRate, to: rate).samples
+    /// The audio converted to `rate`: its channels averaged into one with
+    /// `mono`, or as they are.
+    public func converted(to rate: Int, mono: Bool) throws -> AudioBuffer {
+        try SampleRateConverter.convert(mono ? buffer.downmixedToMono() : buffer, from: sampleRate, to: rate)
     }
+
+    /// The channels averaged into one, converted to `rate`.
+    public func monoSamples(at rate: Int) throws -> [Float] { try converted(to: rate, mono: true).samples }
 }
 
 /// Reads whole audio files through libsndfile.

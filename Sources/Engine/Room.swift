@@ -110,9 +110,7 @@ public struct Room: Sendable {
         func audio(_ path: String, mono: Bool) throws -> AudioBuffer {
             let key = "\(mono ? "mono" : "as is") \(path)"
             if let audio = converted[key] { return audio }
-            let file = try read(path).get()
-            let audio = try SampleRateConverter.convert(mono ? file.buffer.downmixedToMono() : file.buffer,
-                                                        from: file.sampleRate, to: Room.sampleRate)
+            let audio = try read(path).get().converted(to: Room.sampleRate, mono: mono)
             converted[key] = audio
             return audio
         }
@@ -203,8 +201,7 @@ public struct RoomSource: Sendable {
 
     init(_ description: SourceDescription, decoded: DecodedAudio) throws {
         try self.init(description, fileChannels: decoded.buffer.channelCount, fileSampleRate: decoded.sampleRate) { mono in
-            try SampleRateConverter.convert(mono ? decoded.buffer.downmixedToMono() : decoded.buffer,
-                                            from: decoded.sampleRate, to: Room.sampleRate)
+            try decoded.converted(to: Room.sampleRate, mono: mono)
         }
     }
 

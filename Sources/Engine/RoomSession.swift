@@ -424,11 +424,11 @@ public final class RoomSession: @unchecked Sendable {
     public func setMicrophone(file path: String?) throws {
         let samples = try path.map { path in
             // The recording it replaces goes once this one plays.
-            let held = lock.withLock { heldBytes - (microphoneSamples.map(MemoryBudget.bytes) ?? 0) }
-            let field = FieldLocation(file: "mic", line: nil, field: "file")
-            let allowance = try MemoryBudget.Demand(path: path, field: field).map { try budget.admit([$0], held: held)[path]! }
-            return try AudioFileReader.read(path: path, byteLimit: allowance ?? budget.bytes, engineRate: Room.sampleRate)
-                .monoSamples(at: Room.sampleRate)
+            let byteLimit = try lock.withLock {
+                try allowance(path: path, at: FieldLocation(file: "mic", line: nil, field: "file"),
+                              replacing: microphoneSamples.map(MemoryBudget.bytes) ?? 0)
+            }
+            return try AudioFileReader.read(path: path, byteLimit: byteLimit, engineRate: Room.sampleRate).monoSamples(at: Room.sampleRate)
         }
         try lock.withLock {
             try send(.microphone(samples.map { FileAudioSource(samples: $0, loop: true) }))
@@ -448,12 +448,17 @@ public final class RoomSession: @unchecked Sendable {
         return MemoryBudget.bytes(of: buffers)
     }
 
-    /// What `description`'s file may decode to beside what the room holds;
-    /// refused with the sizes when its header says it will not fit. Under the lock.
+    /// What the file at `path` may decode to beside what the room holds
+    /// (less `replacing` bytes it lets go for it); refused with the sizes at
+    /// `field` when its header says it will not fit. Under the lock.
+    private func allowance(path: String, at field: FieldLocation, replacing: Int = 0) throws -> Int {
+        guard let demand = MemoryBudget.Demand(path: path, field: field) else { return budget.bytes }
+        return try budget.admit([demand], held: heldBytes - replacing)[path]!
+    }
+
+    /// What `description`'s file may decode to beside what the room holds. Under the lock.
     private func allowance(for description: SourceDescription) throws -> Int {
-        let path = description.audioPath
-        guard let demand = MemoryBudget.Demand(path: path, field: description.audioField) else { return budget.bytes }
-        return try budget.admit([demand], held: heldBytes)[path]!
+        try allowance(path: description.audioPath, at: description.audioField)
     }
 
     /// `description`'s audio decoded from its file within the budget. Under the lock.

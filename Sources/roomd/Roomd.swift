@@ -57,12 +57,8 @@ struct Roomd: AsyncParsableCommand {
     static func main() async {
         Console.start()
         do {
-            var command = try parseAsRoot()
-            if var daemon = command as? AsyncParsableCommand {
-                try await daemon.run()
-            } else {
-                try command.run()
-            }
+            let command = try parse()
+            try await command.run()
         } catch {
             if exitCode(for: error) == .validationFailure {
                 Console.error(fullMessage(for: error))
