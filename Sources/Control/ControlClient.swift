@@ -41,15 +41,23 @@ public struct ControlClient: Sendable {
         }.value
     }
 
-    /// Subscribes to the room's events and hands each to `body` as its JSON line, until the connection ends.
-    public func events(_ body: @Sendable (String) -> Void) async throws {
+    /// Subscribes to the room's events and hands each to `body` as its JSON
+    /// line, until the connection ends: with `since`, the kept events after
+    /// that seq first; with `only`, just those kinds. `started` gets the
+    /// daemon's answer (`lastSeq`, `replayed`, `missed`) before any event.
+    public func events(since: Int? = nil, only: [String]? = nil, started: @Sendable ([String: Any]) -> Void = { _ in },
+                       _ body: @Sendable (String) -> Void) async throws {
+        var args: [String: Any] = [:]
+        if let since { args["since"] = since }
+        if let only { args["only"] = only }
+        let request = ControlProtocol.Request(verb: "events", args: args).line
         try await connect { inbound, outbound in
-            try await outbound.write(ByteBuffer(string: ControlProtocol.Request(verb: "events").line + "\n"))
+            try await outbound.write(ByteBuffer(string: request + "\n"))
             var answered = false
             for try await buffer in inbound {
                 let line = String(buffer: buffer)
                 if !answered {
-                    _ = try Self.result(of: line)
+                    started(try Self.result(of: line))
                     answered = true
                     continue
                 }

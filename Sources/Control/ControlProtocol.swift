@@ -73,6 +73,22 @@ public struct ControlService: Sendable {
         self.session = session
     }
 
+    /// Subscribes for an `events` request: `since` (a `seq`, 0 for every
+    /// kept event) replays what the client missed, `only` names the kinds.
+    public func subscription(for request: ControlProtocol.Request) throws -> EventSubscription {
+        let args = Arguments(verb: request.verb, values: request.args)
+        let since = try args.number("since", in: 0...Double(Int32.max))
+        if let since, since.rounded() != since { throw args.refuse("since", request.args["since"], "expected a whole seq") }
+        let stream = try args.optionalString("stream")
+        return try session.subscribe(since: since.map { Int($0) }, stream: stream, only: try args.strings("only").map(Set.init))
+    }
+
+    /// The `events` request's answer, before the stream: where it starts and what it could not replay.
+    public static func streamingResult(_ subscription: EventSubscription) -> [String: Any] {
+        ["streaming": "events", "lastSeq": subscription.lastSeq, "replayed": subscription.replayed, "missed": subscription.missed,
+         "stream": subscription.stream]
+    }
+
     /// Carries out `request` and returns its result; throws what to tell the client.
     public func perform(_ request: ControlProtocol.Request) throws -> [String: Any] {
         let args = Arguments(verb: request.verb, values: request.args)
@@ -165,6 +181,20 @@ struct Arguments {
             throw refuse(field, raw, "out of range \(range.lowerBound)...\(range.upperBound)")
         }
         return value
+    }
+
+    func optionalString(_ field: String) throws -> String? {
+        guard values[field] != nil else { return nil }
+        return try string(field)
+    }
+
+    /// A list of text, such as `events`' `only`.
+    func strings(_ field: String) throws -> [String]? {
+        guard let raw = values[field] else { return nil }
+        guard let list = raw as? [String], !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else {
+            throw refuse(field, raw, "expected a list of names")
+        }
+        return list
     }
 
     func bool(_ field: String) throws -> Bool? {

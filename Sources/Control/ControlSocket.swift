@@ -70,10 +70,15 @@ public final class ControlServer: Sendable {
     /// loading a scene or making renderers takes a while.
     private let queue = DispatchQueue(label: "room control")
     private let clients = Atomic<Int>(0)
+    /// Connections since the daemon started, numbering them in the trace.
+    private let connections = Atomic<Int>(0)
+    private let trace: ProtocolTrace?
 
-    public init(service: ControlService, path: String) {
+    /// Serves `service` at `path`, recording every line to `trace` if there is one.
+    public init(service: ControlService, path: String, trace: ProtocolTrace? = nil) {
         self.service = service
         self.path = path
+        self.trace = trace
     }
 
     /// Checks that roomd may listen at `path`: its folder is safe and no
@@ -115,14 +120,19 @@ public final class ControlServer: Sendable {
         let admitted = clients.add(1, ordering: .relaxed).newValue <= Self.maximumClients
         defer { clients.subtract(1, ordering: .relaxed) }
         let closed = connection.channel.closeFuture
+        let number = connections.add(1, ordering: .relaxed).newValue
         try? await connection.executeThenClose { inbound, outbound in
-            func reply(_ line: String) async throws { try await outbound.write(ByteBuffer(string: line + "\n")) }
+            func reply(_ line: String) async throws {
+                trace?.record(client: number, received: false, line)
+                try await outbound.write(ByteBuffer(string: line + "\n"))
+            }
             guard admitted else {
                 try await reply(ControlProtocol.error("roomd serves \(Self.maximumClients) clients at once; try again"))
                 return
             }
             do {
                 for try await line in inbound {
+                    trace?.record(client: number, received: true, String(decoding: line.readableBytesView, as: UTF8.self))
                     let request: ControlProtocol.Request
                     do {
                         request = try ControlProtocol.Request(line: Data(line.readableBytesView))
@@ -131,8 +141,15 @@ public final class ControlServer: Sendable {
                         continue
                     }
                     if request.verb == "events" {
-                        try await reply(ControlProtocol.ok(["streaming": "events"]))
-                        try await streamEvents(to: outbound, until: closed)
+                        let subscription: EventSubscription
+                        do {
+                            subscription = try service.subscription(for: request)
+                        } catch {
+                            try await reply(ControlProtocol.error("\(error)"))
+                            continue
+                        }
+                        try await reply(ControlProtocol.ok(ControlService.streamingResult(subscription)))
+                        try await streamEvents(subscription.events, to: outbound, until: closed, client: number)
                         return
                     }
                     try await reply(await perform(request))
@@ -163,11 +180,15 @@ public final class ControlServer: Sendable {
     }
 
     /// Sends the room's events until the client goes.
-    private func streamEvents(to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, until closed: EventLoopFuture<Void>) async throws {
-        let events = service.session.subscribe()
+    private func streamEvents(_ events: AsyncStream<EngineEvent>, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+                              until closed: EventLoopFuture<Void>, client: Int) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in events { try await outbound.write(ByteBuffer(string: ControlProtocol.event(event) + "\n")) }
+                for await event in events {
+                    let line = ControlProtocol.event(event)
+                    self.trace?.record(client: client, received: false, line)
+                    try await outbound.write(ByteBuffer(string: line + "\n"))
+                }
             }
             group.addTask { try await closed.get() }
             _ = try await group.next()

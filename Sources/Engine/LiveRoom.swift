@@ -63,7 +63,14 @@ public final class LiveRoom: @unchecked Sendable {
     public let returned = MessageRing<Returned>(capacity: 256)
 
     /// The engine's frame, for the control side to time what it sends.
-    public var frame: Int { published.load(ordering: .acquiring) }
+    public var frame: Int { stamp.frame }
+    /// The engine's frame and the epoch it counts in, read together so an
+    /// event the control side posts while a new scene starts is stamped
+    /// with the room it happened in.
+    public var stamp: (frame: Int, epoch: Int) {
+        let packed = published.load(ordering: .acquiring)
+        return (packed & Self.frameMask, packed >> Self.epochShift)
+    }
     /// The output's channels now.
     public var channelCount: Int { publishedChannels.load(ordering: .acquiring) }
     /// Events dropped because nobody drained them in time.
@@ -74,7 +81,10 @@ public final class LiveRoom: @unchecked Sendable {
     /// The engine's last block and how much of it the output has taken.
     @exclusivity(unchecked) private var block: UnsafeBufferPointer<Float>
     @exclusivity(unchecked) private var blockPosition: Int
+    /// The frame in the low 48 bits (1,600 years at 48 kHz), the epoch above.
     private let published = Atomic<Int>(0)
+    private static let epochShift = 48
+    private static let frameMask = (1 << epochShift) - 1
     private let publishedChannels = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
     private let mutedSlot = Atomic<Bool>(false)
@@ -89,7 +99,7 @@ public final class LiveRoom: @unchecked Sendable {
         silence.initialize(repeating: 0)
         block = UnsafeBufferPointer(start: nil, count: 0)
         blockPosition = 0
-        published.store(engine.framesRendered, ordering: .releasing)
+        publish(engine)
         publishedChannels.store(engine.channelCount, ordering: .releasing)
         mutedSlot.store(engine.muted, ordering: .relaxed)
         referenceDelaySlot.store(engine.referenceDelayFrames, ordering: .relaxed)
@@ -135,9 +145,11 @@ public final class LiveRoom: @unchecked Sendable {
         }
         blockPosition = 0
         engine.drainEvents { event in
+            var event = event
+            event.epoch = engine.epoch
             if events.send(event) != nil { dropped.add(1, ordering: .relaxed) }
         }
-        published.store(engine.framesRendered, ordering: .releasing)
+        publish(engine)
     }
 
     private func applyCommands() {
@@ -166,16 +178,30 @@ public final class LiveRoom: @unchecked Sendable {
             pending = (renderers, frame, change)
         case .engine(let next):
             returned.send(.engine(engine))
-            if let (old, _, _) = pending { returned.send(.superseded(old)) }
+            if let (old, _, change) = pending {
+                // A load came before the route change's renderers played: the
+                // route changed all the same, and the new room plays on it.
+                if let change, next.epoch != engine.epoch {
+                    let kind = EngineEvent.Kind.routeChanged(from: change.from, to: change.to, algorithm: change.to.automaticAlgorithm)
+                    if events.send(EngineEvent(frame: engine.framesRendered, kind: kind, epoch: engine.epoch)) != nil {
+                        dropped.add(1, ordering: .relaxed)
+                    }
+                }
+                returned.send(.superseded(old))
+            }
             pending = nil
             engine = next
             publishedChannels.store(next.channelCount, ordering: .releasing)
-            published.store(next.framesRendered, ordering: .releasing)
+            publish(next)
         case .microphone(let source):
             if let old = engine.swapAudioSource(source) { returned.send(.source(old)) }
         case .sink(let sink):
             if let old = engine.swapAudioSink(sink) { returned.send(.sink(old)) }
         }
+    }
+
+    private func publish(_ engine: RoomEngine) {
+        published.store(engine.framesRendered | engine.epoch << Self.epochShift, ordering: .releasing)
     }
 
     deinit { silence.deallocate() }

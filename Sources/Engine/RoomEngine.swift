@@ -27,6 +27,9 @@ public final class RoomEngine {
     @exclusivity(unchecked) public private(set) var echoCancellation: (on: Bool, reason: String)
     /// Frames rendered since the room's start: the engine's timeline.
     @exclusivity(unchecked) public private(set) var framesRendered = 0
+    /// Which room of a live session this engine plays (see `EngineEvent.epoch`);
+    /// set before the engine is sent to the render side.
+    public var epoch = 0
     /// The output's channels.
     public var channelCount: Int { scene.channelCount }
     /// The scene mix's renderer playing now.
@@ -87,14 +90,19 @@ public final class RoomEngine {
     private let uplinkSamples: UnsafeMutableBufferPointer<Float>
 
     /// - Parameters:
+    ///   - room: the room it plays.
+    ///   - route: the route to render for; nil takes the scene's.
     ///   - microphone: the device microphone; nil hears silence.
     ///   - sink: the device the output plays on, or the file it is written to.
     ///   - echoPath: an impulse response at 48 kHz through which the output
     ///     reaches the microphone, as a room would carry it.
-    ///   - microphoneIsCapture, outputIsPlayback: what the devices are, for
+    ///   - microphoneIsCapture: whether the microphone is a capture device, for
     ///     the `auto` echo-cancellation mode.
+    ///   - outputIsPlayback: whether the output is a playback device the
+    ///     microphone may hear.
     ///   - levelOfDetail: when a crowd of sources renders partly in the field.
     ///   - controls: the room's parameter plane; by default one of its own.
+    ///   - frame: where on the room's timeline to begin.
     public init(room: Room, route: OutputRoute? = nil, microphone: AudioSource?, sink: AudioSink,
                 echoPath: [Float]? = nil, microphoneIsCapture: Bool, outputIsPlayback: Bool,
                 levelOfDetail: LevelOfDetail = .standard, controls: SessionControls? = nil, startingAt frame: Int = 0) throws {
@@ -274,6 +282,12 @@ public final class RoomEngine {
     public func drainEvents(_ body: (EngineEvent) -> Void) {
         for event in events { body(event) }
         events.removeAll(keepingCapacity: true)
+    }
+
+    /// Puts an event ahead of every one the engine has posted so far, such as
+    /// `sceneLoaded` ahead of the new room's first decisions.
+    public func postFirst(_ kind: EngineEvent.Kind) {
+        events.insert(EngineEvent(frame: framesRendered, kind: kind), at: 0)
     }
 
     /// Adds an event of the live room's own to the engine's stream.

@@ -59,7 +59,9 @@ public final class RoomSession: @unchecked Sendable {
     private var recordingFile: String?
     private var promptStyle = PromptStyle.normal
     private var speaking: Set<String> = []
-    private let hub = EventHub()
+    private let hub = EventLog()
+    /// The scenes loaded since the session started: the epoch the room's events count in.
+    private var epoch = 0
     private let uplinkSink: AudioSink?
     private var referenceDelay = ReferenceDelayEstimate()
     /// The parameter plane of the engine playing now.
@@ -98,6 +100,7 @@ public final class RoomSession: @unchecked Sendable {
     }
 
     /// - Parameters:
+    ///   - room: the room it plays first; `load` replaces it.
     ///   - devices: what the microphone and output are, for `aec: auto`.
     ///   - deviceRoute: the route the output device is classified as, if known.
     ///   - uplink: where the uplink goes; the daemon records it to a file when asked.
@@ -160,11 +163,27 @@ public final class RoomSession: @unchecked Sendable {
     /// The channels the room renders now; an output follows `onLayoutChange`.
     public var channelLayout: ChannelLayout { lock.withLock { route.layout } }
 
-    /// Streams the room's events from now on; the stream ends when the subscriber stops listening.
-    public func subscribe() -> AsyncStream<EngineEvent> { hub.subscribe() }
+    /// Streams the room's events: with `since`, first the kept ones after
+    /// that `seq` (0 for all kept), then each new one; with `only`, just
+    /// those kinds (`EngineEvent.names`). With `stream`, the name of the
+    /// stream `since` counts in: another session's replays all that is kept.
+    /// Throws for an unknown kind, or a `since` beyond the last event
+    /// without a `stream`.
+    public func subscribe(since: Int? = nil, stream: String? = nil, only: Set<String>? = nil) throws -> EventSubscription {
+        try hub.subscribe(since: since, stream: stream, only: only)
+    }
+
+    /// How many of the last events the session keeps for `subscribe(since:)`.
+    public static var keptEvents: Int { EventLog.keptEvents }
 
     /// Tells subscribers something the control side saw happen.
-    public func post(_ kind: EngineEvent.Kind) { hub.publish(EngineEvent(frame: live.frame, kind: kind)) }
+    public func post(_ kind: EngineEvent.Kind) { hub.publish(stamped(kind)) }
+
+    /// `kind` at the frame the render side has reached, in the room it plays.
+    private func stamped(_ kind: EngineEvent.Kind) -> EngineEvent {
+        let now = live.stamp
+        return EngineEvent(frame: now.frame, kind: kind, epoch: now.epoch)
+    }
 
     /// Whether the room has a voice section: a microphone, an uplink, ducking.
     public var hasVoiceSession: Bool { lock.withLock { room.scene.voice != nil } }
@@ -220,7 +239,7 @@ public final class RoomSession: @unchecked Sendable {
                 "channels": route.layout.channelCount, "algorithm": route.automaticAlgorithm.rawValue,
                 "listener": ["position": [listenerState.position.x, listenerState.position.y, listenerState.position.z],
                              "yaw": listener.yaw, "pitch": listener.pitch, "roll": listener.roll],
-                "renderersMade": renderersMade,
+                "renderersMade": renderersMade, "epoch": epoch, "lastEventSeq": hub.lastPublished,
                 "sources": sources, "promptStyle": promptStyle.rawValue,
                 "microphone": microphoneFile ?? "default", "sink": recordingFile.map { "record \($0)" } ?? "default",
                 "recordingStopped": recordingStopped ?? NSNull(),
@@ -248,8 +267,12 @@ public final class RoomSession: @unchecked Sendable {
             let nextControls = SessionControls(room: next)
             let engine = try Self.makeEngine(room: next, route: nextRoute, controls: nextControls, devices: currentDevices,
                                              microphone: deviceMicrophone, uplink: uplinkSink, frame: 0)
+            engine.epoch = epoch + 1
+            // Posted by the new engine, so it follows every event of the old room in the stream.
+            engine.postFirst(.sceneLoaded(name: next.scene.name))
             live.adopt(engine)
             try send(.engine(engine))
+            epoch += 1
             live.setMuted(engine.muted)
             referenceDelay.reset()
             let layoutChanged = nextRoute.layout != route.layout
@@ -268,14 +291,15 @@ public final class RoomSession: @unchecked Sendable {
             // The new room plays into the device: a recording of the old one ends here, its file whole.
             if let sink = recordingSink {
                 sink.close()
-                hub.publish(EngineEvent(frame: 0, kind: .recordingStopped(path: sink.path, reason: "another scene was loaded")))
+                hub.publish(stamped(.recordingStopped(path: sink.path, reason: "another scene was loaded")))
             }
             recordingFile = nil
             recordingSink = nil
             recordingStopped = nil
             speaking = []
+            // The new room's engine tells its own style, if it has a voice session.
+            promptStyle = .normal
             if layoutChanged { onLayoutChange(nextRoute.layout) }
-            hub.publish(EngineEvent(frame: 0, kind: .sceneLoaded(name: next.scene.name)))
             return next.scene.name
         }
     }
@@ -400,7 +424,7 @@ public final class RoomSession: @unchecked Sendable {
             captureDevice = device
             captureIsRoomOutput = isRoomOutputMonitor
             if room.scene.voice != nil { try? resolveEchoCancellation(echoMode) }
-            hub.publish(EngineEvent(frame: live.frame, kind: .microphoneChanged(device: device, roomOutputMonitor: isRoomOutputMonitor)))
+            hub.publish(stamped(.microphoneChanged(device: device, roomOutputMonitor: isRoomOutputMonitor)))
         }
     }
 
@@ -595,6 +619,14 @@ public final class RoomSession: @unchecked Sendable {
     /// Only a source whose mix has no place free still gets new renderers,
     /// crossfaded in as for a route change.
     public func set(_ id: String, key: String, value: String) throws {
+        guard Self.settableKeys.contains(key) else {
+            let instead = switch key {
+            case "position", "motion": "move it (move ID -- X Y Z), or remove it and add it with its keyframes"
+            default: "remove the source and add it again with the entry it should have"
+            }
+            throw SessionError.refused("set: key \"\(key)\" does not change while the source plays: \(instead); "
+                + "set takes \(Self.settableKeys.joined(separator: ", "))")
+        }
         try lock.withLock {
             let source = try self.source(id)
             let before = description(of: id)!
@@ -648,6 +680,9 @@ public final class RoomSession: @unchecked Sendable {
             }
         }
     }
+
+    /// The keys of a source entry that `set` changes while the source plays.
+    public static let settableKeys = ["reverbBlend", "obstruction", "occlusion", "rate", "loop", "algorithm", "mode", "inHead", "gain", "playing"]
 
     /// Renders joined source `index` as `edited` says from the next block:
     /// it moves to another part of the renderers, or, when it needs its
@@ -882,7 +917,7 @@ public final class RoomSession: @unchecked Sendable {
     /// the takeover in flight has arrived.
     public func pump() {
         while let event = live.events.receive() {
-            lock.withLock { track(event) }
+            lock.withLock { if event.epoch == epoch { track(event) } }
             hub.publish(event)
         }
         while let item = live.returned.receive() {
@@ -943,6 +978,7 @@ public final class RoomSession: @unchecked Sendable {
             let frame = live.frame
             let engine = try Self.makeEngine(room: room, route: next, controls: controls, devices: currentDevices, microphone: deviceMicrophone,
                                              uplink: uplinkSink, frame: frame)
+            engine.epoch = epoch
             live.adopt(engine)
             try send(.engine(engine))
             renderedRoute = next
@@ -950,7 +986,7 @@ public final class RoomSession: @unchecked Sendable {
             takeoverFrame = nil
             referenceDelay.reset()
             onLayoutChange(next.layout)
-            hub.publish(EngineEvent(frame: frame, kind: .routeChanged(from: previous, to: next, algorithm: next.automaticAlgorithm)))
+            hub.publish(EngineEvent(frame: frame, kind: .routeChanged(from: previous, to: next, algorithm: next.automaticAlgorithm), epoch: epoch))
         }
     }
 
@@ -1055,24 +1091,5 @@ public enum SessionError: Error, CustomStringConvertible {
         switch self {
         case .unknown(let text), .refused(let text), .notRendering(let text): text
         }
-    }
-}
-
-/// Hands the room's events to every subscriber. A subscriber that falls
-/// behind loses its oldest events, never the daemon's memory.
-final class EventHub: @unchecked Sendable {
-    private let lock = NSLock()
-    private var subscribers: [UUID: AsyncStream<EngineEvent>.Continuation] = [:]
-
-    func subscribe() -> AsyncStream<EngineEvent> {
-        let (stream, continuation) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .bufferingNewest(1_024))
-        let id = UUID()
-        continuation.onTermination = { [weak self] _ in self?.lock.withLock { _ = self?.subscribers.removeValue(forKey: id) } }
-        lock.withLock { subscribers[id] = continuation }
-        return stream
-    }
-
-    func publish(_ event: EngineEvent) {
-        for continuation in lock.withLock({ Array(subscribers.values) }) { continuation.yield(event) }
     }
 }

@@ -20,6 +20,8 @@ public enum VoiceFileProcessor {
     ///   - far: what was played, at any rate; several channels are averaged
     ///     as the engine averages its master. Nil, or shorter than the
     ///     microphone, is silence from where it ends.
+    ///   - muted: runs the chain muted: the uplink is silent, and speech raises muted-talker events.
+    ///   - echoCancellation: whether the canceller runs.
     public static func run(mic: DecodedAudio, far: DecodedAudio?, muted: Bool, echoCancellation: Bool) throws -> Result {
         precondition(mic.buffer.channelCount == 1, "one microphone channel")
         let micSamples = try SampleRateConverter.convert(mic.buffer, from: mic.sampleRate, to: Room.sampleRate).samples
@@ -57,7 +59,11 @@ public enum VoiceFileProcessor {
             output += outBlock
             for back in 0..<min(frame.backfilled, decisions.count) { decisions[decisions.count - 1 - back] = true }
             decisions.append(frame.speech)
-            localTalker.hear(frame, muted: muted, at: start) { events.append($0) }
+            localTalker.hear(frame, muted: muted, at: start) { event in
+                var event = event
+                event.seq = events.count + 1
+                events.append(event)
+            }
         }
         // The first `lead` frames went into the resampler's memory: silence stands in for them.
         let aligned = AudioBuffer(mono: [Float](repeating: 0, count: lead) + output[latency..<(latency + micSamples.count - lead)])

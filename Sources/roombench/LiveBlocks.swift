@@ -63,7 +63,7 @@ struct LiveBlocks: ParsableCommand {
         guard !steering.movable.isEmpty else { throw ValidationError("--scene \(scene): needs a point source to move") }
 
         let counts = EventCounts()
-        let events = session.subscribe()
+        let events = try session.subscribe().events
         let listening = Task { for await event in events { counts.add(event) } }
 
         let render = RenderThread(live: session.live, microphone: session.deviceMicrophone, recording: microphone,

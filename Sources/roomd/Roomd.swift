@@ -38,13 +38,16 @@ struct Roomd: AsyncParsableCommand {
     @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene, load, add or mic over it is refused.")
     var memoryBudget = MemoryBudget.standard
 
+    @Option(help: "Appends every line of the control socket, each way, to this file: `CLIENT > REQUEST`, `CLIENT < REPLY or EVENT`.")
+    var protocolLog: String?
+
     func validate() throws {
         guard (5...500).contains(latencyMilliseconds) else {
             throw ValidationError("--latency-ms \(latencyMilliseconds): expected 5 to 500")
         }
         guard FileManager.default.fileExists(atPath: scene) else { throw ValidationError("\(scene): no such scene file") }
         // A recording is a WAV whose header is rewritten as it grows: a file or a device, followed through symlinks.
-        for (option, path) in [("--output", output), ("--uplink", uplink)] {
+        for (option, path) in [("--output", output), ("--uplink", uplink), ("--protocol-log", protocolLog)] {
             switch path.map({ FileKind(path: $0) }) {
             case .pipe?: throw ValidationError("\(option) \(path!): a named pipe or a socket; a recording needs a file or a device")
             case .directory?: throw ValidationError("\(option) \(path!): it is a folder; name a file in it")
@@ -84,12 +87,19 @@ struct Roomd: AsyncParsableCommand {
             Console.error(error.issues.map(\.description).joined(separator: "\n") + "\nroomd: nothing played")
             throw ExitCode(2)
         }
-        // Neither recording may be the scene or the audio it plays.
-        for (option, path) in [("--output", output), ("--uplink", uplink)] {
+        // No recording may be the scene or the audio it plays.
+        for (option, path) in [("--output", output), ("--uplink", uplink), ("--protocol-log", protocolLog)] {
             if let path, let clash = OutputFile.clash(path, inputs: room.inputFiles) {
                 Console.error("roomd: \(option) \(path): \(clash)")
                 throw ExitCode(2)
             }
+        }
+        let trace: ProtocolTrace?
+        do {
+            trace = try protocolLog.map { try ProtocolTrace(path: $0) }
+        } catch {
+            Console.error("roomd: --protocol-log \(error)")
+            throw ExitCode(2)
         }
         let connection: PulseConnection?
         do {
@@ -122,13 +132,14 @@ struct Roomd: AsyncParsableCommand {
             session.close()
             session.finishRecording()
             uplinkRecorder?.close()
+            trace?.close()
             unlink(path)
             Console.out("roomd: stopped on \(signal)")
         }
         shutdown.install()
         let name = room.scene.name
         do {
-            try await ControlServer(service: ControlService(session: session), path: path).run {
+            try await ControlServer(service: ControlService(session: session), path: path, trace: trace).run {
                 Console.out("roomd: \(name) playing; control socket \(path)")
             }
         } catch let refusal as ControlSocketPlace.Refusal {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Control
+import Engine
 import Dispatch
 import Foundation
 import AudioCore
@@ -331,13 +332,38 @@ struct Save: DaemonVerb {
 }
 
 struct Events: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the room's events as JSON lines until interrupted.")
+    static let configuration = CommandConfiguration(
+        abstract: "Print the room's events as JSON lines until interrupted.",
+        discussion: """
+        Every event carries `seq`, its place in roomd's stream. A client that \
+        reconnects passes the last seq it saw to --since and gets what it \
+        missed first, from the last \(RoomSession.keptEvents) events roomd keeps; \
+        what is older is said on standard error. `t` is seconds on the room's \
+        timeline, which starts again at each `load`: events after one carry \
+        `epoch`, the number of scenes loaded.
+        """
+    )
     @OptionGroup var daemon: DaemonOptions
+    @Option(help: "Replay the kept events after this seq first (0: every kept event).") var since: Int?
+    @Option(help: "Only these events, comma-separated: \(EngineEvent.names.joined(separator: ", ")).")
+    var only: String?
+
+    var kinds: [String]? { only.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } }
+
+    func validate() throws {
+        if let since, since < 0 { throw ValidationError("--since must be a seq of 0 or more, got \(since)") }
+        if let unknown = kinds?.first(where: { !EngineEvent.names.contains($0) }) {
+            throw ValidationError("--only: \"\(unknown)\" is no event; the events are \(EngineEvent.names.joined(separator: ", "))")
+        }
+    }
 
     func run() throws {
-        try waitFor { [client = daemon.client] in
-            // Unbuffered, so a pipe sees each event as it happens.
-            try await client.events { line in Console.out(line) }
+        try waitFor { [client = daemon.client, since, kinds] in
+            try await client.events(since: since, only: kinds, started: { result in
+                if let missed = result["missed"] as? Int, missed > 0, let since {
+                    Console.error("events \(since + 1) to \(since + missed) are no longer kept; following from \(since + missed + 1)")
+                }
+            }) { line in Console.out(line) } // Unbuffered, so a pipe sees each event as it happens.
         }
     }
 }
