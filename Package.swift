@@ -38,7 +38,9 @@ let package = Package(
         .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"]),
         .target(name: "Control", dependencies: ["Engine",
                                                 .product(name: "NIOCore", package: "swift-nio"),
-                                                .product(name: "NIOPosix", package: "swift-nio")]),
+                                                .product(name: "NIOPosix", package: "swift-nio")],
+                // The protocol's reference, kept beside the code that speaks it.
+                exclude: ["protocol.schema.json", "PROTOCOL.md"]),
         .executableTarget(
             name: "roomd",
             dependencies: [

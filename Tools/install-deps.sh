@@ -12,6 +12,8 @@ packages=(
   espeak-ng sox                   # demo assets (Tools/make_assets.sh)
   pulseaudio-utils                # paplay, parec, pactl: the demo and the live tests
   pulseaudio                      # the live tests run roomd against a private server with null sinks
+  librsvg2-bin                    # rsvg-convert: --plot FILE.png
+  python3 python3-jsonschema      # Tools/roomctl.py, and the protocol schema checks of the live tests
 )
 
 missing=()

@@ -9,7 +9,7 @@ import Testing
 @Suite(.serialized)
 struct ControlSocketTests {
     @Test func badRequestsGetAnErrorAndTheConnectionGoesOn() throws {
-        let daemon = try RoomDaemon()
+        let daemon = try RoomDaemon(wellFormedRequests: false)
         let client = try RawClient(path: daemon.socket)
         let cases: [(line: String, says: String)] = [
             ("{not json", "malformed request"),
@@ -55,7 +55,7 @@ struct ControlSocketTests {
     }
 
     @Test func anOversizedLineIsRefusedAndClosed() throws {
-        let daemon = try RoomDaemon()
+        let daemon = try RoomDaemon(wellFormedRequests: false)
         for ending in ["", "\n"] {
             let client = try RawClient(path: daemon.socket)
             try client.send(Array((String(repeating: "x", count: 70 * 1_024) + ending).utf8))
@@ -71,7 +71,7 @@ struct ControlSocketTests {
     /// the daemon answers everyone it admits, refuses the rest in words,
     /// and its memory after the last round is what it was after the first.
     @Test func crowdsAndDesertersStayBounded() throws {
-        let daemon = try RoomDaemon()
+        let daemon = try RoomDaemon(wellFormedRequests: false)
         _ = try RawClient(path: daemon.socket).request("{\"v\":1,\"verb\":\"gain\",\"args\":{\"id\":\"tone\",\"db\":-6}}")
         var resident: [Int] = []
         for round in 0..<6 {
@@ -121,7 +121,7 @@ struct ControlSocketTests {
     /// Requests mutated at random, byte by byte, from valid ones: every
     /// line gets exactly one JSON reply, and the daemon stays up.
     @Test func mutatedRequestsEachGetOneReply() throws {
-        let daemon = try RoomDaemon()
+        let daemon = try RoomDaemon(wellFormedRequests: false)
         let valid = [
             "{\"v\":1,\"verb\":\"status\"}",
             "{\"v\":1,\"verb\":\"move\",\"args\":{\"id\":\"tone\",\"position\":[1,0,-2],\"overMs\":100}}",
@@ -172,11 +172,16 @@ final class RoomDaemon {
     /// A named pipe in the folder, for requests that name one.
     let fifo: String
     let child: ChildProcess
+    /// Whether the requests sent are meant to follow the protocol; a test
+    /// that throws malformed ones at the daemon has only its answers checked.
+    let wellFormedRequests: Bool
 
     /// roomd on `scene` with `arguments`, once `prepare` has written what
-    /// else the scene needs into the folder it is given.
-    init(scene room: LiveRoom.Scene = .tone(at: [-2, 0, 0]), arguments: [String] = [],
+    /// else the scene needs into the folder it is given. Every line on its
+    /// socket is checked against the protocol's schema when it stops.
+    init(scene room: LiveRoom.Scene = .tone(at: [-2, 0, 0]), arguments: [String] = [], wellFormedRequests: Bool = true,
          prepare: (_ folder: String) throws -> Void = { _ in }) throws {
+        self.wellFormedRequests = wellFormedRequests
         folder = "/tmp/roomd-test-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         socket = folder + "/roomd.sock"
@@ -187,7 +192,8 @@ final class RoomDaemon {
         environment = ProcessInfo.processInfo.environment
         environment["PULSE_SERVER"] = "unix:\(folder)/no-server"
         environment["XDG_RUNTIME_DIR"] = folder
-        child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", socket, "--output", folder + "/room.wav"] + arguments,
+        child = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", socket, "--output", folder + "/room.wav",
+                                                                   "--protocol-log", folder + "/protocol.log"] + arguments,
                                        environment: environment, output: folder + "/roomd.out", errors: folder + "/roomd.err")
         let deadline = Date().addingTimeInterval(10)
         while (try? RawClient(path: socket).request("{\"v\":1,\"verb\":\"status\"}")) == nil {
@@ -199,9 +205,16 @@ final class RoomDaemon {
     }
 
     deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Stops the daemon, leaving its folder, and checks what went over its socket.
+    func stop() {
+        guard child.isRunning else { return }
         child.signal(SIGTERM)
         child.wait()
-        try? FileManager.default.removeItem(atPath: folder)
+        ProtocolSchema.check(trace: folder + "/protocol.log", requests: wellFormedRequests)
     }
 
     /// Waits, up to 20 s, until the daemon has seen every earlier client go:
@@ -289,5 +302,33 @@ final class RawClient {
 
     static func object(_ line: String) -> [String: Any]? {
         try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    }
+}
+
+/// The control protocol's schema, `Sources/Control/protocol.schema.json`,
+/// checked against what went over a daemon's socket by Tools/check-protocol.py
+/// with Debian's python3-jsonschema.
+enum ProtocolSchema {
+    static let root = LiveRoom.packageRoot.path
+
+    /// Records an issue for every line of the trace that the schema does not
+    /// take: replies and events always, requests when they are meant to be whole.
+    static func check(trace: String, requests: Bool) {
+        guard FileManager.default.fileExists(atPath: trace) else {
+            Issue.record("roomd wrote no protocol trace at \(trace)")
+            return
+        }
+        let report = trace + ".check"
+        do {
+            let child = try ChildProcess.spawn("/usr/bin/python3", [root + "/Tools/check-protocol.py", root + "/Sources/Control/protocol.schema.json", trace]
+                                               + (requests ? [] : ["--no-requests"]),
+                                               environment: ProcessInfo.processInfo.environment, output: report, errors: report + ".errors")
+            let status = child.wait()
+            let said = ((try? String(contentsOfFile: report, encoding: .utf8)) ?? "") + ((try? String(contentsOfFile: report + ".errors", encoding: .utf8)) ?? "")
+            print("protocol check of \(URL(fileURLWithPath: trace).lastPathComponent): \(said.split(separator: "\n").last ?? "")")
+            if status != 0 { Issue.record("the protocol schema refuses what went over the socket (exit \(status)):\n\(said.prefix(4_000))") }
+        } catch {
+            Issue.record("cannot run Tools/check-protocol.py: \(error)")
+        }
     }
 }

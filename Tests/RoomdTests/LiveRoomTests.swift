@@ -312,7 +312,8 @@ final class LiveRoom {
         socket = folder + "/roomd.sock"
         uplink = folder + "/uplink.wav"
         if echoPath { try Self.addEchoPath(to: server) }
-        daemon = try server.spawn(Self.product("roomd"), [try scene.write(into: folder), "--socket", socket] + (recordsUplink ? ["--uplink", uplink] : []),
+        daemon = try server.spawn(Self.product("roomd"), [try scene.write(into: folder), "--socket", socket, "--protocol-log", folder + "/protocol.log"]
+                                  + (recordsUplink ? ["--uplink", uplink] : []),
                                   output: folder + "/roomd.out", errors: folder + "/roomd.err")
         let deadline = Date().addingTimeInterval(10)
         while (try? status()) == nil {
@@ -328,6 +329,7 @@ final class LiveRoom {
     deinit {
         daemon.signal(SIGTERM)
         daemon.wait()
+        ProtocolSchema.check(trace: folder + "/protocol.log", requests: true)
     }
 
     /// The package's folder, for the demo audio and the release build.
