@@ -14,11 +14,13 @@ out="out/$name.wav"
 # The tavern's app greets the player: its welcome prompt, in the style the voice session allows.
 prompt=()
 [[ "$scene" == Scenes/tavern.yaml ]] && prompt=(--prompt 0.5:welcome)
-.build/release/scenectl render "$scene" --out "$out" --events "out/$name.events.jsonl" "${prompt[@]}"
+.build/release/scenectl render "$scene" --out "$out" --events "out/$name.events.jsonl" "${prompt[@]}" \
+  --plot "out/$name.svg" --plot "out/$name.png"
 if [[ -s "out/$name.events.jsonl" ]]; then
   echo "events (out/$name.events.jsonl):"
   cat "out/$name.events.jsonl"
 fi
+echo "the session on one time axis (levels, ducking, who talks, events): out/$name.svg, out/$name.png"
 
 if command -v pactl >/dev/null && pactl info >/dev/null 2>&1; then
   echo "playing $out on $(pactl get-default-sink 2>/dev/null || echo 'the default sink')"

@@ -158,18 +158,44 @@ public struct PromptTrigger: Sendable, Equatable {
     }
 }
 
+/// One block of an offline render as the output got it, with the ducking
+/// the engine applied to the scene in it.
+public struct RenderedBlock {
+    /// The block's first frame on the room's timeline.
+    public var frame: Int
+    /// The output's interleaved samples, valid only during the call; the
+    /// last block holds only the frames up to the render's end.
+    public var samples: UnsafeBufferPointer<Float>
+    /// Channels per frame of `samples`.
+    public var channels: Int
+    /// The Ducker's `gainDecibels` at the end of the block: 0, or the scene's
+    /// gain under voice (such as -18).
+    public var duckingDecibels: Double
+}
+
 /// Renders a room from its start into an optional file, metering every block.
 public enum OfflineRender {
+    /// Renders `seconds` of `room` and returns what it did.
+    ///
     /// - Parameters:
+    ///   - room: the room, from its start.
+    ///   - requested: the route to render for; nil takes the scene's.
+    ///   - seconds: how long to render.
+    ///   - writer: where the output is written block by block, if anywhere.
+    ///   - format: the writer's encoding, for the summary.
+    ///   - voice: the voice session's inputs: microphone, echo path, prompts.
     ///   - routeChanges: taken on their exact frame, each crossfaded; every
     ///     route must have the first route's channel count.
     ///   - events: called with each event as the render makes it.
+    ///   - blocks: called with each block once it is rendered and played, before
+    ///     the next is rendered.
     ///   - progress: called with the fraction done after each block.
     public static func run(room: Room, route requested: OutputRoute?, seconds: Double,
                            routeChanges: [RouteChange] = [],
                            writer: AudioFileWriter?, format: AudioFileFormat?,
                            voice: OfflineVoice = OfflineVoice(),
                            events: (EngineEvent) -> Void = { _ in },
+                           blocks: (RenderedBlock) -> Void = { _ in },
                            progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
         let totalFrames = Int((seconds * Double(Room.sampleRate)).rounded())
         var microphone: AudioSource?
@@ -206,9 +232,14 @@ public enum OfflineRender {
                 try engine.triggerPrompt(prompt.id)
                 prompts.removeFirst()
             }
-            try engine.renderBlock()
-            for event in engine.takeEvents() {
+            let start = engine.framesRendered
+            let master = try engine.renderBlock()
+            let frames = min(RoomEngine.blockFrames, totalFrames - start)
+            blocks(RenderedBlock(frame: start, samples: UnsafeBufferPointer(rebasing: master[0..<(frames * engine.channelCount)]),
+                                 channels: engine.channelCount, duckingDecibels: engine.ducker.gainDecibels))
+            for var event in engine.takeEvents() {
                 eventCount += 1
+                event.seq = eventCount
                 events(event)
             }
             progress(Double(min(engine.framesRendered, totalFrames)) / Double(totalFrames))

@@ -37,6 +37,10 @@ struct ProcessVoice: ParsableCommand {
     @Option(name: .long, help: "Echo cancellation: on or off (default: on).")
     var aec: EchoCancellationSwitch = .on
 
+    @Option(name: .customLong("plot"),
+            help: "Draw the run on one time axis: levels, echo reduction, voice activity, events. .svg, or .png (made by rsvg-convert); repeatable.")
+    var plots: [String] = []
+
     enum EchoCancellationSwitch: String, ExpressibleByArgument, CaseIterable {
         case on, off
     }
@@ -46,9 +50,10 @@ struct ProcessVoice: ParsableCommand {
             throw ValidationError("--out must name a .wav or .flac file, got \"\(out)\"")
         }
         let inputs = [("--mic", mic)] + (far.map { [("--far", $0)] } ?? [])
-        for (option, path) in inputs where [out, vadOut, events].contains(path) {
+        for (option, path) in inputs where ([out, vadOut, events] + plots).contains(path) {
             throw ValidationError("\(option) \"\(path)\" is also an output file; it would be overwritten")
         }
+        try PlotOutput.validate(plots, others: [("--out", out), ("--vad-out", vadOut), ("--events", events)])
     }
 
     func run() throws {
@@ -71,17 +76,24 @@ struct ProcessVoice: ParsableCommand {
         let audio = try open(out, as: "--out", streams: false, inputs: inputs)
         let decisions = try vadOut.map { try open($0, as: "--vad-out", streams: true, inputs: inputs) }
         let eventsFile = try events.map { try open($0, as: "--events", streams: true, inputs: inputs) }
+        let plotFiles = try plots.map { try PlotOutput($0, inputs: inputs) }
         OutputFile.removeUncommittedOnSignals()
         let result = try VoiceFileProcessor.run(mic: micAudio, far: farAudio, muted: muted, echoCancellation: aec == .on)
         let writer = try AudioFileWriter(path: audio.writingPath, format: AudioFileFormat(path: out)!, channelCount: 1,
                                          sampleRate: micAudio.sampleRate)
         try writer.write(result.uplink)
         try writer.close()
+        if !plotFiles.isEmpty {
+            let svg = SessionPlot.voice(micPath: mic, farPath: far, outPath: out, mic: micAudio, far: farAudio,
+                                        result: result, muted: muted, echoCancellation: aec == .on).svg()
+            for file in plotFiles { try file.write(svg: svg) }
+        }
         try audio.commit()
         try decisions?.write(result.decisions.map { $0 ? "1" : "0" }.joined(separator: "\n") + "\n")
         try decisions?.commit()
         try eventsFile?.write(result.events.map { $0.jsonLine + "\n" }.joined())
         try eventsFile?.commit()
+        for file in plotFiles { try file.commit() }
         let speechFrames = result.decisions.filter { $0 }.count
         print(String(format: "%@ -> %@: %.2f s at %d Hz, echo cancellation %@%@; speech in %d of %d frames, %d events",
                      mic, out, micAudio.seconds, micAudio.sampleRate, aec.rawValue, muted ? ", muted" : "",

@@ -53,6 +53,10 @@ struct Render: ParsableCommand {
     @Option(name: .customLong("prompt"), help: "Trigger a prompt at a time, e.g. 3.5:welcome; repeatable.")
     var prompts: [PromptTrigger] = []
 
+    @Option(name: .customLong("plot"),
+            help: "Draw the session on one time axis: levels per channel, ducking, who talks, events. .svg, or .png (made by rsvg-convert); repeatable.")
+    var plots: [String] = []
+
     @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene over it is refused before anything is decoded.")
     var memoryBudget = MemoryBudget.standard
 
@@ -77,6 +81,7 @@ struct Render: ParsableCommand {
         if events == out {
             throw ValidationError("--out \"\(out)\" is also the events file; it would be overwritten")
         }
+        try PlotOutput.validate(plots, others: [("--out", out), ("--events", events)])
     }
 
     func run() throws {
@@ -114,15 +119,20 @@ struct Render: ParsableCommand {
         } catch let error as OutputFileError {
             throw ValidationError("\(error)")
         }
+        let plotFiles = try plots.map { try PlotOutput($0, inputs: inputs) }
+        var trace = RenderTrace(seconds: seconds)
+        var posted: [EngineEvent] = []
         OutputFile.removeUncommittedOnSignals()
         let writer = try AudioFileWriter(path: audio.writingPath, format: format, layout: layout, sampleRate: Room.sampleRate)
         var reported = 0
         var eventsError: Error?
-        let summary = try OfflineRender.run(room: room, route: route, seconds: seconds, routeChanges: routeChanges,
+        var summary = try OfflineRender.run(room: room, route: route, seconds: seconds, routeChanges: routeChanges,
                                             writer: writer, format: format, voice: voice,
                                             events: { event in
                                                 do { try eventsFile?.write(event.jsonLine + "\n") } catch { eventsError = eventsError ?? error }
-                                            }) { done in
+                                                if !plotFiles.isEmpty { posted.append(event) }
+                                            },
+                                            blocks: { block in if !plotFiles.isEmpty { trace.add(block) } }) { done in
             guard seconds > Self.progressThreshold else { return }
             let quarter = Int(done * 4)
             if quarter > reported {
@@ -131,8 +141,15 @@ struct Render: ParsableCommand {
             }
         }
         if let eventsError { throw eventsError }
+        // The writer wrote under a temporary name; the file is `out` once committed.
+        summary.output = out
+        if !plotFiles.isEmpty {
+            let svg = SessionPlot.render(summary: summary, routeChanges: routeChanges, trace: trace, events: posted).svg()
+            for file in plotFiles { try file.write(svg: svg) }
+        }
         try audio.commit()
         try eventsFile?.commit()
+        for file in plotFiles { try file.commit() }
         if room.scene.voice == nil && (mic != nil || echo != nil) {
             logger.warning("\(scene) has no voice section: --mic and --echo have no uplink to feed")
         }
