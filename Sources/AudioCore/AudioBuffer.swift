@@ -1,16 +1,21 @@
 /// Interleaved 32-bit float audio: `frameCount` frames of `channelCount` samples.
 public struct AudioBuffer: Sendable, Equatable {
+    /// Samples per frame, one per channel; at least 1.
     public let channelCount: Int
+    /// The samples, frame after frame, each frame's channels side by side.
     public private(set) var samples: [Float]
 
+    /// Frames held: `samples.count / channelCount`.
     public var frameCount: Int { samples.count / channelCount }
 
+    /// A silent buffer of `frameCount` frames (none by default).
     public init(channelCount: Int, frameCount: Int = 0) {
         precondition(channelCount > 0, "an audio buffer needs at least one channel")
         self.channelCount = channelCount
         self.samples = [Float](repeating: 0, count: channelCount * frameCount)
     }
 
+    /// A buffer holding interleaved `samples`, which must be a whole number of frames.
     public init(channelCount: Int, interleaved samples: [Float]) {
         precondition(channelCount > 0 && samples.count % channelCount == 0,
                      "interleaved samples must hold whole frames")
@@ -28,6 +33,7 @@ public struct AudioBuffer: Sendable, Equatable {
     @discardableResult
     public mutating func silenceCorruptSamples() -> Int { samples.silenceCorruptSamples() }
 
+    /// The sample of `channel` in `frame`.
     public subscript(frame: Int, channel: Int) -> Float {
         get { samples[frame * channelCount + channel] }
         set { samples[frame * channelCount + channel] = newValue }
@@ -54,16 +60,19 @@ public struct AudioBuffer: Sendable, Equatable {
         return AudioBuffer(mono: mono)
     }
 
+    /// Adds the frames of `other`, which must have as many channels, at the end.
     public mutating func append(_ other: AudioBuffer) {
         precondition(other.channelCount == channelCount, "channel counts differ")
         samples.append(contentsOf: other.samples)
     }
 
+    /// Adds a copy of interleaved samples, a whole number of frames, at the end.
     public mutating func append(interleaved pointer: UnsafeBufferPointer<Float>) {
         precondition(pointer.count % channelCount == 0, "interleaved samples must hold whole frames")
         samples.append(contentsOf: pointer)
     }
 
+    /// Calls `body` with the interleaved samples' own storage, to process them in place.
     public mutating func withUnsafeMutableBufferPointer<R>(
         _ body: (inout UnsafeMutableBufferPointer<Float>) throws -> R
     ) rethrows -> R {

@@ -1,7 +1,9 @@
 /// A size in bytes, written the way people read memory: binary units.
 public struct ByteCount: Sendable, Equatable, Comparable, CustomStringConvertible {
+    /// The size in bytes.
     public var bytes: Int
 
+    /// A size of `bytes` bytes.
     public init(_ bytes: Int) { self.bytes = bytes }
 
     /// Reads `2G`, `512M`, `64K`, `1.5GiB` or a plain number of bytes; the units are binary.

@@ -6,7 +6,22 @@ import Darwin
 
 /// A loudspeaker a channel feeds.
 public enum Speaker: String, Sendable, CaseIterable {
-    case frontLeft, frontRight, frontCenter, lowFrequency, sideLeft, sideRight, backLeft, backRight
+    /// Front left: 30 degrees left of ahead in stereo and surround, 45 in quad.
+    case frontLeft
+    /// Front right: 30 degrees right of ahead in stereo and surround, 45 in quad.
+    case frontRight
+    /// Front centre, straight ahead; a mono output's only speaker.
+    case frontCenter
+    /// The low-frequency effects channel (LFE), a subwoofer with no direction.
+    case lowFrequency
+    /// Side left: 110 degrees left in 5.1, 90 in 7.1.
+    case sideLeft
+    /// Side right: 110 degrees right in 5.1, 90 in 7.1.
+    case sideRight
+    /// Back left: 135 degrees left in quad, 150 in 7.1.
+    case backLeft
+    /// Back right: 135 degrees right in quad, 150 in 7.1.
+    case backRight
 
     /// Short name for summaries.
     public var label: String {
@@ -25,12 +40,18 @@ public enum Speaker: String, Sendable, CaseIterable {
 
 /// The channels of an output, in the order WAV files (WAVE_FORMAT_EXTENSIBLE) store them.
 public enum ChannelLayout: String, Sendable, CaseIterable {
+    /// One channel, played from the centre.
     case mono
+    /// Two channels: left, right.
     case stereo
+    /// Four channels: front left and right, back left and right.
     case quad
+    /// Six channels (`5.1`): left, right, centre, LFE, side left, side right.
     case surround51 = "5.1"
+    /// Eight channels (`7.1`): left, right, centre, LFE, back left and right, side left and right.
     case surround71 = "7.1"
 
+    /// The speaker each channel feeds, in channel order.
     public var speakers: [Speaker] {
         switch self {
         case .mono: [.frontCenter]
@@ -41,6 +62,7 @@ public enum ChannelLayout: String, Sendable, CaseIterable {
         }
     }
 
+    /// Channels per frame: 1, 2, 4, 6 or 8.
     public var channelCount: Int { speakers.count }
 
     /// Where each channel's speaker stands, in degrees (0 ahead, +90 right),
@@ -71,6 +93,7 @@ public enum ChannelLayout: String, Sendable, CaseIterable {
 
 /// Higher-order ambisonics in AmbiX form: ACN channel order, SN3D normalisation.
 public enum Ambisonics {
+    /// The highest order the engine reads: 3, a field of 16 channels.
     public static let maximumOrder = 3
 
     /// Channels of a full-sphere field of `order`.

@@ -10,6 +10,7 @@ import Darwin
 /// order and scratch space are made once, so a transform allocates nothing:
 /// the voice chain runs several per block on the real-time path.
 public final class FFT {
+    /// Points per transform: complex samples in, frequency bins out.
     public let size: Int
     /// The odd factor, 1 for a power of two.
     private let factor: Int
@@ -23,6 +24,7 @@ public final class FFT {
     private let scratchReal: UnsafeMutableBufferPointer<Float>
     private let scratchImaginary: UnsafeMutableBufferPointer<Float>
 
+    /// Makes the tables for `size` points, a power of two times an odd factor up to 15, at least 2.
     public init(size: Int) {
         let factor = size >> size.trailingZeroBitCount
         precondition(size >= 2 && factor <= 15, "the FFT size is a power of two times an odd factor up to 15")
@@ -131,7 +133,9 @@ public final class FFT {
 /// back. The even and odd samples travel as one complex signal of half the
 /// size, whose transform is then split into the real signal's spectrum.
 public final class RealFFT {
+    /// Real samples per transform; a multiple of four.
     public let size: Int
+    /// Bins of the spectrum, 0 Hz to Nyquist: `size / 2 + 1`.
     public var bins: Int { size / 2 + 1 }
     private let half: FFT
     private let storage = RealTimeStorage()
@@ -141,6 +145,7 @@ public final class RealFFT {
     private let cosines: UnsafeMutableBufferPointer<Float>
     private let sines: UnsafeMutableBufferPointer<Float>
 
+    /// Makes the tables for `size` samples, a multiple of four whose half suits `FFT`.
     public init(size: Int) {
         precondition(size % 4 == 0, "a size that is a multiple of four")
         self.size = size

@@ -6,8 +6,11 @@ import Glibc
 /// a pipe waits for the other end, a terminal for its user, and a device
 /// such as /dev/zero may never end.
 public enum FileKind: Equatable, Sendable {
+    /// Nothing the path can reach: no such file, a dangling symlink, or no permission to look.
     case missing
+    /// A regular file.
     case regular
+    /// A folder.
     case directory
     /// A named pipe or a socket.
     case pipe

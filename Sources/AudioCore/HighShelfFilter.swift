@@ -16,6 +16,8 @@ public struct HighShelfFilter: Sendable {
     private let b0, b1, b2, a1, a2: Float
     private var z1: Float = 0, z2: Float = 0
 
+    /// A shelf of linear gain `gainHF` (floored at 0.001, -60 dB, as OpenAL does) above
+    /// `corner` Hz (5 kHz by default), for audio at `sampleRate` Hz.
     public init(gainHF: Double, sampleRate: Double, corner: Double = openALCorner) {
         // OpenAL limits the shelf to -60 dB.
         let gain = max(gainHF, 0.001)

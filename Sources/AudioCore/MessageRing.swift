@@ -9,12 +9,14 @@ import Synchronization
 /// changes threads without being copied; the receiver decides where its
 /// last reference is dropped.
 public final class MessageRing<Message>: @unchecked Sendable {
+    /// The most messages the ring holds at once.
     public let capacity: Int
     private let slots: UnsafeMutablePointer<Message>
     /// Messages sent and received since the start; their difference is what is held.
     private let sent = Atomic<Int>(0)
     private let received = Atomic<Int>(0)
 
+    /// An empty ring of `capacity` slots (at least 1), allocated once here.
     public init(capacity: Int) {
         precondition(capacity > 0, "a ring holds something")
         self.capacity = capacity

@@ -21,6 +21,7 @@ import Glibc
 /// - No output may be one of the `inputs` (the scene, the audio it reads):
 ///   the same file, by device and inode, whatever path names it.
 public final class OutputFile {
+    /// How an output is opened: what it may be, and whether it replaces what is there.
     public enum Policy: Sendable {
         /// Written whole and renamed into place; devices, FIFOs and the standard output as they are.
         case replace(streams: Bool)
@@ -46,6 +47,8 @@ public final class OutputFile {
     nonisolated(unsafe) private static var pending = Set<String>()
     private static let pendingLock = NSLock()
 
+    /// Opens `path` for writing as `policy` says; throws `OutputFileError` when it
+    /// may not be written, among other reasons because it is one of `inputs`.
     public init(_ path: String, policy: Policy, inputs: [String] = []) throws {
         self.path = path
         func refuse(_ reason: String) -> OutputFileError { OutputFileError(path: path, reason: reason) }
@@ -211,7 +214,9 @@ public final class OutputFile {
 
 /// An output that cannot be written as asked.
 public struct OutputFileError: Error, CustomStringConvertible, Sendable {
+    /// The output's path as it was asked for.
     public let path: String
+    /// Why it cannot be written, worded to follow the path ("it is a folder").
     public let reason: String
     public var description: String { "\(path): \(reason)" }
 }

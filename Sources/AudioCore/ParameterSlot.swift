@@ -23,6 +23,7 @@ public final class ParameterSlot<Value: BitwiseCopyable>: @unchecked Sendable {
     private var front = 0
     private let writers = Mutex(())
 
+    /// A slot holding `value`, which `load` returns until the first write.
     public init(_ value: Value) {
         copies = .allocate(capacity: 3)
         lastWritten = value

@@ -1,9 +1,10 @@
 /// Fixed-size sample storage for a real-time processor's state: allocated
 /// once, never resized, copied or reference-counted, so the inner loops of
-/// a block index raw memory. Its owner frees it with `deallocateAll()`.
+/// a block index raw memory. It frees its buffers when it goes.
 public final class RealTimeStorage {
     private var buffers: [UnsafeMutableBufferPointer<Float>] = []
 
+    /// Storage holding no buffers yet.
     public init() {}
 
     /// A new zeroed buffer of `count` samples, freed with the others.

@@ -1,6 +1,7 @@
 /// A delay line of up to `maximum` samples whose delay may change between
 /// blocks, for lining a signal up with a later one. It allocates once.
 public final class SampleDelay {
+    /// The longest delay the line holds, in samples.
     public let maximum: Int
     /// The delay in samples, 0 to `maximum`.
     public var delay = 0 {

@@ -3,12 +3,14 @@ import Synchronization
 /// A lock-free ring of samples between one writing thread and one reading
 /// thread, of fixed capacity. Neither side blocks or allocates.
 public final class SampleRing: Sendable {
+    /// The most samples the ring holds at once.
     public let capacity: Int
     private nonisolated(unsafe) let storage: UnsafeMutableBufferPointer<Float>
     /// Samples written and read since the start; their difference is what is held.
     private let written = Atomic<Int>(0)
     private let consumed = Atomic<Int>(0)
 
+    /// An empty ring of `capacity` samples (at least 1), allocated once here.
     public init(capacity: Int) {
         precondition(capacity > 0, "a ring holds something")
         self.capacity = capacity

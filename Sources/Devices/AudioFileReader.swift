@@ -3,8 +3,11 @@ import CSndFile
 
 /// Audio decoded from a file: samples as they are in the file, and their rate.
 public struct DecodedAudio: Sendable {
+    /// The decoded samples, interleaved, with the file's channels.
     public var buffer: AudioBuffer
+    /// The file's sample rate in Hz.
     public var sampleRate: Int
+    /// The duration in seconds.
     public var seconds: Double { Double(buffer.frameCount) / Double(sampleRate) }
 
     /// The audio converted to `rate`: its channels averaged into one with
@@ -21,6 +24,7 @@ public struct DecodedAudio: Sendable {
 public enum AudioFileReader {
     /// Sample rates a file may declare; outside this it is corrupt or absurd.
     public static let plausibleSampleRates = 1_000...768_000
+    /// Most channels a file may have; one with more is refused.
     public static let maximumChannels = 64
     /// Longest file the engine loads into memory.
     public static let maximumSeconds = 3_600.0

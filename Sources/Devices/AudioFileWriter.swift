@@ -3,8 +3,11 @@ import CSndFile
 
 /// Container and sample encoding of a written file.
 public enum AudioFileFormat: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// WAV of 32-bit float samples (`wav-float`), the default for `.wav`.
     case wavFloat = "wav-float"
+    /// WAV of 16-bit integer samples (`wav-16`), clipped at full scale.
     case wav16 = "wav-16"
+    /// FLAC of 24-bit integer samples (`flac`), clipped at full scale.
     case flac = "flac"
 
     public var description: String { rawValue }
@@ -31,7 +34,9 @@ public enum AudioFileFormat: String, Sendable, CaseIterable, CustomStringConvert
 
 /// Streams interleaved float blocks into an audio file.
 public final class AudioFileWriter {
+    /// The file being written.
     public let path: String
+    /// Channels per frame of the blocks it takes.
     public let channelCount: Int
     private var file: OpaquePointer?
 
@@ -48,6 +53,8 @@ public final class AudioFileWriter {
         }
     }
 
+    /// Creates or truncates the file at `path`, at `sampleRate` Hz, with no speaker map;
+    /// throws `SndFileError` when libsndfile refuses, `AudioFileProblem` for a pipe.
     public init(path: String, format: AudioFileFormat, channelCount: Int, sampleRate: Int) throws {
         var info = SF_INFO()
         info.channels = Int32(channelCount)
@@ -85,17 +92,18 @@ public final class AudioFileWriter {
         return Int32(entry)
     }
 
-    /// Keeps the header current after every write, so a file still being
-    /// written (a live recording) reads whole at any moment.
     /// Writes the header for what the file holds so far, so it reads back whole if the program stops now.
     public func updateHeaderNow() {
         if let file { sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) }
     }
 
+    /// Keeps the header current after every write, so a file still being
+    /// written (a live recording) reads whole at any moment.
     public func updateHeaderOnEveryWrite() {
         if let file { sf_command(file, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE)) }
     }
 
+    /// Appends the whole frames of an interleaved `block`; throws `SndFileError` once closed or when libsndfile writes fewer.
     public func write(interleaved block: UnsafeBufferPointer<Float>) throws {
         guard let file else { throw SndFileError(call: "sf_writef_float", path: path, reason: "file already closed") }
         let frames = block.count / channelCount
@@ -103,6 +111,7 @@ public final class AudioFileWriter {
         if written != frames { throw SndFileError.pending("sf_writef_float", path: path, file: file) }
     }
 
+    /// Appends every frame of `buffer`, which should have `channelCount` channels.
     public func write(_ buffer: AudioBuffer) throws {
         try buffer.samples.withUnsafeBufferPointer { try write(interleaved: $0) }
     }

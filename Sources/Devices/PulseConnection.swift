@@ -89,6 +89,7 @@ public final class PulseConnection: @unchecked Sendable {
         set { lostHandler.withLock { $0 = newValue } }
     }
 
+    /// Whether the connection is open and the server ready: false after `close()` or once the server is lost.
     public var isConnected: Bool {
         !closed.load(ordering: .acquiring) && withLock { pa_context_get_state(context) == PA_CONTEXT_READY }
     }

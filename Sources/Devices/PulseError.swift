@@ -3,11 +3,14 @@ import CPulse
 /// A failed libpulse call, naming the call and libpulse's reason
 /// (`pa_context_connect: Connection refused`).
 public struct PulseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The libpulse function that failed (`pa_context_connect`).
     public let call: String
     /// A `pa_error_code_t` value.
     public let code: Int32
+    /// libpulse's text for `code`, from `pa_strerror` ("Connection refused").
     public let reason: String
 
+    /// The failure of `call` with `code`, a `pa_error_code_t` value; looks up its `reason`.
     public init(call: String, code: Int32) {
         self.call = call
         self.code = code

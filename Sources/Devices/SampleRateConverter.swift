@@ -3,7 +3,9 @@ import CSpeexDSP
 
 /// A failed SpeexDSP resampler call.
 public struct SpeexResamplerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The SpeexDSP function that failed (`speex_resampler_init`).
     public let call: String
+    /// SpeexDSP's error code, a `RESAMPLER_ERR_*` value that `speex_resampler_strerror` names.
     public let code: Int32
 
     public var description: String {
@@ -16,6 +18,8 @@ public enum SampleRateConverter {
     /// Quality 10 is the best SpeexDSP offers; files are converted once at load.
     public static let quality: Int32 = 10
 
+    /// `input` converted from `inputRate` to `outputRate` Hz, every channel, lined up with it and
+    /// as long in seconds; returned as it is when the rates match. Throws `SpeexResamplerError`.
     public static func convert(_ input: AudioBuffer, from inputRate: Int, to outputRate: Int) throws -> AudioBuffer {
         if inputRate == outputRate { return input }
         let channels = input.channelCount

@@ -2,10 +2,14 @@ import CSndFile
 
 /// A failed libsndfile call, naming the call, the file and libsndfile's reason.
 public struct SndFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The libsndfile function that failed (`sf_open`, `sf_writef_float`).
     public let call: String
+    /// The file it was working on.
     public let path: String
+    /// libsndfile's message from `sf_strerror`, or the engine's own when it refused first.
     public let reason: String
 
+    /// The failure of `call` on `path`, for `reason`.
     public init(call: String, path: String, reason: String) {
         self.call = call
         self.path = path
@@ -22,7 +26,9 @@ public struct SndFileError: Error, Sendable, Equatable, CustomStringConvertible 
 
 /// An audio file that libsndfile opened but whose contents the engine refuses.
 public struct AudioFileProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file refused.
     public let path: String
+    /// Why, worded to follow the path ("holds no audio frames").
     public let reason: String
 
     public var description: String { "\(path): \(reason)" }

@@ -4,12 +4,14 @@ import CSpeexDSP
 /// resampler, for audio that arrives as it plays. Converting a block
 /// allocates nothing.
 public final class StreamingResampler {
+    /// The rate of the audio in, in Hz.
     public let inputRate: Int
+    /// The rate of the audio out, in Hz.
     public let outputRate: Int
     private let state: OpaquePointer
 
-    /// Quality 5 is SpeexDSP's desktop default: flat to 0.9 of the lower
-    /// Nyquist frequency at a fraction of quality 10's cost.
+    /// A converter from `inputRate` to `outputRate`, at SpeexDSP's `quality`
+    /// (0 to 10; 7 by default, as the uplink's front end runs it).
     public init(from inputRate: Int, to outputRate: Int, quality: Int32 = 7) throws {
         var status: Int32 = 0
         guard let state = speex_resampler_init(1, spx_uint32_t(inputRate), spx_uint32_t(outputRate), quality, &status) else {

@@ -133,6 +133,7 @@ public final class SourceStream: Sendable {
 
 /// The mix a renderer plays: the scene, ducked under voices, or the talkers.
 public enum SourceMix: Sendable {
+    /// Sources of category `scene`, with the room's reverb.
     case scene
     /// Voices and prompts.
     case talkers

@@ -7,8 +7,10 @@ import Scene
 /// decodes to gigabytes is refused with the sizes, not discovered by the
 /// kernel's out-of-memory killer.
 public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
+    /// The most decoded audio, in bytes.
     public var bytes: Int
 
+    /// A budget of `bytes`.
     public init(bytes: Int) { self.bytes = bytes }
 
     /// `2G`, `512M`, `1.5GiB` or bytes, as a command line gives it; at least 1 MiB.

@@ -28,7 +28,11 @@ public final class RoomPlayer {
     public var retire: (RoomRenderer) -> Void = { _ in }
 
     /// - Parameters:
+    ///   - room: the room it plays.
+    ///   - route: overrides the scene's route when given.
     ///   - controls: the room's parameter plane, which every renderer it makes reads; by default one of its own.
+    ///   - frame: where on the room's timeline to begin.
+    ///   - levelOfDetail: when a crowd of sources renders partly in the field.
     ///   - mix: which of the sources that join the room later it plays.
     public init(room: Room, route: OutputRoute? = nil, controls: SessionControls? = nil, startingAt frame: Int = 0,
                 levelOfDetail: LevelOfDetail = .standard, mix: SourceMix = .scene) throws {

@@ -125,6 +125,7 @@ public final class RoomRenderer {
     }
 
     /// - Parameters:
+    ///   - room: the room it renders.
     ///   - route: overrides the scene's route when given.
     ///   - controls: the room's parameter plane, shared with every other
     ///     renderer of the room; by default one of its own.

@@ -8,6 +8,7 @@ import Yams
 /// finds, each with file, line, field, value and reason, and a scene with
 /// any problem yields no description at all.
 public enum SceneLoader {
+    /// The scene format version this engine reads; a file's `version` key must name it.
     public static let formatVersion = 1
     /// Scene files are short; anything larger is a mistake, not a room.
     public static let maximumFileBytes = 1 << 20

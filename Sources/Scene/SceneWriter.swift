@@ -5,6 +5,7 @@ import AudioCore
 /// keeps of a running room. Audio paths are written relative to the new
 /// file's folder when they lie under it, absolute otherwise.
 public enum SceneWriter {
+    /// The scene as scene-file YAML to be saved at `path`; participants are written under `voice`, not as sources.
     public static func yaml(_ scene: SceneDescription, savedAt path: String) -> String {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().standardizedFileURL.path
         func file(_ audio: String) -> String {

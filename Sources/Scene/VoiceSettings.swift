@@ -4,18 +4,31 @@
 
 /// How deep the scene ("other audio") goes under voice.
 public enum DuckingLevel: String, Sendable, CaseIterable {
-    case `default`, min, mid, max
+    /// The room's usual depth: -12 dB unless `voice.ducking.levels` sets another.
+    case `default`
+    /// Light ducking: -6 dB unless set.
+    case min
+    /// Medium ducking: -18 dB unless set.
+    case mid
+    /// Deep ducking: -24 dB unless set.
+    case max
 }
 
 /// The depth of each ducking level in dB; a room may set its own.
 public struct DuckingLevels: Sendable, Equatable {
+    /// Depth of the `default` level in dB; -12 unless set.
     public var `default` = -12.0
+    /// Depth of the `min` level in dB; -6 unless set.
     public var min = -6.0
+    /// Depth of the `mid` level in dB; -18 unless set.
     public var mid = -18.0
+    /// Depth of the `max` level in dB; -24 unless set.
     public var max = -24.0
 
+    /// Makes the standard depths: -12, -6, -18 and -24 dB.
     public init() {}
 
+    /// The depth of `level` in dB, to read or set; a scene file allows -60 to 0.
     public subscript(level: DuckingLevel) -> Double {
         get {
             switch level {
@@ -38,7 +51,10 @@ public struct DuckingLevels: Sendable, Equatable {
 
 /// Whether the uplink cancels echo.
 public enum EchoCancellationMode: String, Sendable, CaseIterable {
-    case off, on
+    /// The uplink never cancels echo (`aec: off`).
+    case off
+    /// The uplink always cancels echo (`aec: on`).
+    case on
     /// On when a capture device hears a playback device; off otherwise.
     case auto
 }

@@ -12,6 +12,8 @@ import COpenAL
 public final class AmbienceBed {
     private let voice: SourceVoice
     private unowned let mixer: SpatialMixer
+    /// How the bed's field is turned in the world (yaw, pitch, roll in degrees),
+    /// set when the bed is made.
     public let orientation: Orientation
 
     init(mixer: SpatialMixer, buffer: SoundBuffer, orientation: Orientation) throws {
@@ -27,11 +29,14 @@ public final class AmbienceBed {
         try voice.setOrientation(mixer.inListenerFrame(orientation))
     }
 
+    /// Sets the bed's level as a linear amplitude factor: 1 leaves it as it is, 0 silences it.
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
 
     /// Playback rate, which is also pitch.
     public func setRate(_ rate: Double) throws { try voice.setRate(rate) }
+    /// Whether the bed starts over from its beginning when it reaches its end.
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
+    /// Starts playing the bed from its playback offset.
     public func play() throws { try voice.play() }
     public func stop() throws { try voice.stop() }
 

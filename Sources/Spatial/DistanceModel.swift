@@ -9,6 +9,7 @@ import Glibc
 /// Every model clamps the distance to `[reference, maximum]`, so a source
 /// inside the reference distance never grows louder than at the reference.
 public struct DistanceModel: Sendable, Equatable {
+    /// The curve the gain follows over the clamped distance `d`, in metres.
     public enum Law: String, Sendable, CaseIterable {
         /// `reference / (reference + rolloff * (d - reference))`
         case inverse
@@ -20,11 +21,16 @@ public struct DistanceModel: Sendable, Equatable {
         case none
     }
 
+    /// The curve the gain follows; `inverse` by default.
     public var law: Law
+    /// The distance in metres at and inside which the gain is 1; 1 m by default.
     public var reference: Double
+    /// The distance in metres beyond which the gain falls no further; 50 m by default.
     public var maximum: Double
+    /// How steeply the gain falls beyond `reference`: 1 by default, 0 for no attenuation.
     public var rolloff: Double
 
+    /// A distance model; the defaults are the inverse law from 1 m to 50 m with a rolloff of 1.
     public init(law: Law = .inverse, reference: Double = 1, maximum: Double = 50, rolloff: Double = 1) {
         self.law = law
         self.reference = reference

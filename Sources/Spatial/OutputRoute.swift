@@ -4,6 +4,7 @@ import AudioCore
 public enum OutputRoute: String, Sendable, CaseIterable, CustomStringConvertible {
     /// Chosen from what is known about the output device.
     case auto
+    /// Stereo headphones, rendered binaurally through HRTF by default.
     case headphones
     /// Headphones with a microphone.
     case headset
@@ -13,8 +14,11 @@ public enum OutputRoute: String, Sendable, CaseIterable, CustomStringConvertible
     case builtInSpeakers
     /// Stereo speakers standing apart from the listener.
     case externalSpeakers
+    /// A 5.1 loudspeaker system: six channels, panned by default.
     case surround51
+    /// A 7.1 loudspeaker system: eight channels, panned by default.
     case surround71
+    /// A single channel, onto which panning downmixes every source at its full level.
     case mono
 
     public var description: String { rawValue }
@@ -26,6 +30,8 @@ public enum OutputRoute: String, Sendable, CaseIterable, CustomStringConvertible
         self == .auto ? .headphones : self
     }
 
+    /// The channels the route renders: stereo for `auto`, headphones, headsets and stereo speakers,
+    /// and otherwise the layout it names.
     public var layout: ChannelLayout {
         switch resolved() {
         case .headphones, .headset, .speakers, .builtInSpeakers, .externalSpeakers, .auto: .stereo

@@ -26,10 +26,13 @@ public final class PointSource {
         try voice.set(AL_SOURCE_RADIUS, Float(Self.headRadius), "alSourcef(AL_SOURCE_RADIUS)")
     }
 
+    /// Moves the source to `position`, in metres, OpenAL axes.
     public func setPosition(_ position: Position) throws {
         try voice.set(AL_POSITION, position, "alSource3f(AL_POSITION)")
     }
 
+    /// Sets the source's level as a linear amplitude factor, on top of its distance
+    /// attenuation: 1 leaves it as it is, 0 silences it.
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
 
     /// Playback rate, which is also pitch: 2 plays an octave up, twice as fast.
@@ -72,7 +75,9 @@ public final class PointSource {
         if locked { try voice.set(AL_POSITION, Position.zero, "alSource3f(AL_POSITION)") }
     }
 
+    /// Whether the source starts over from its beginning when it reaches its end.
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
+    /// Starts playing the source from its playback offset.
     public func play() throws { try voice.play() }
     public func stop() throws { try voice.stop() }
 
@@ -84,8 +89,10 @@ public final class PointSource {
 /// source added while the room plays, or a stream the app pushes. Its
 /// buffer is made once; feeding, stopping and starting it again allocate nothing.
 public final class StreamedPoint {
+    /// The point the stream plays through: its position, gain and room effects are set here.
     public let point: PointSource
     private let stream: StreamedVoice
+    /// Frames in each chunk that `queue` and `overwrite` take.
     public var chunkFrames: Int { stream.chunkFrames }
     /// Frames queued and not yet rendered, at most.
     public var capacityFrames: Int { stream.capacityFrames }

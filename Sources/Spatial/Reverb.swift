@@ -2,7 +2,24 @@ import COpenAL
 
 /// The room's reverberation, as OpenAL EFX presets.
 public enum ReverbPreset: String, Sendable, CaseIterable {
-    case smallRoom, mediumRoom, largeRoom, mediumHall, largeHall, plate, mediumChamber, largeChamber, cathedral
+    /// A small room, EFX's room preset: a decay of about 0.4 s.
+    case smallRoom
+    /// A medium room, EFX's small castle room: a decay of about 1.2 s.
+    case mediumRoom
+    /// A large room, EFX's medium wooden room: a decay of about 1.5 s.
+    case largeRoom
+    /// A medium hall, EFX's castle hall: a decay of about 3.1 s.
+    case mediumHall
+    /// A large hall, EFX's concert hall: a decay of about 3.9 s.
+    case largeHall
+    /// A plate, EFX's generic tail: dense and bright, a decay of about 1.5 s.
+    case plate
+    /// A medium chamber, EFX's stone room: a decay of about 2.3 s.
+    case mediumChamber
+    /// A large chamber, EFX's large castle room: a decay of about 2.5 s.
+    case largeChamber
+    /// A cathedral, EFX's chapel: the longest, a decay of about 4.6 s.
+    case cathedral
 
     /// EFX has no plate and no cathedral: the plate is its dense, bright
     /// generic tail, and the cathedral its chapel, the longest stone space.

@@ -6,6 +6,7 @@ import Darwin
 import AudioCore
 
 extension Orientation {
+    /// The rotation that turns the default frame (facing -Z, +Y up) to this orientation.
     public var rotation: Rotation {
         Rotation.about(y: -radians(yaw)) * Rotation.about(x: radians(pitch)) * Rotation.about(z: -radians(roll))
     }
@@ -13,8 +14,10 @@ extension Orientation {
 
 /// A 3x3 rotation matrix, stored by rows.
 public struct Rotation: Sendable, Equatable {
+    /// The matrix's three rows, top to bottom.
     public var rows: (SIMD3<Double>, SIMD3<Double>, SIMD3<Double>)
 
+    /// No rotation at all.
     public static let identity = Rotation(rows: (SIMD3(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)))
 
     public static func == (a: Rotation, b: Rotation) -> Bool {
@@ -36,15 +39,18 @@ public struct Rotation: Sendable, Equatable {
         return Rotation(rows: (SIMD3(c, -s, 0), SIMD3(s, c, 0), SIMD3(0, 0, 1)))
     }
 
+    /// The transposed matrix, which for a rotation is its inverse: it undoes the turn.
     public var transposed: Rotation {
         let (a, b, c) = rows
         return Rotation(rows: (SIMD3(a.x, b.x, c.x), SIMD3(a.y, b.y, c.y), SIMD3(a.z, b.z, c.z)))
     }
 
+    /// Rotates the vector `v` by `m`.
     public static func * (m: Rotation, v: SIMD3<Double>) -> SIMD3<Double> {
         SIMD3((m.rows.0 * v).sum(), (m.rows.1 * v).sum(), (m.rows.2 * v).sum())
     }
 
+    /// The rotation `b` followed by `a`: their matrix product.
     public static func * (a: Rotation, b: Rotation) -> Rotation {
         let bt = b.transposed
         func row(_ r: SIMD3<Double>) -> SIMD3<Double> { SIMD3((r * bt.rows.0).sum(), (r * bt.rows.1).sum(), (r * bt.rows.2).sum()) }

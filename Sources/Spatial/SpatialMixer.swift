@@ -8,9 +8,14 @@ import Glibc
 /// A listener and the point sources and ambience beds around it, rendered
 /// by one OpenAL Soft loopback device with one algorithm.
 public final class SpatialMixer {
+    /// How the mixer renders positioned sources: `hrtf` or `panning`, never `soundField`, which the
+    /// engine pans itself.
     public let algorithm: RenderAlgorithm
+    /// The rate it renders at, in Hz; 48 kHz by default.
     public let sampleRate: Int
+    /// The output channels it renders, interleaved in this layout's order.
     public var layout: ChannelLayout { device.layout }
+    /// Channels in each rendered frame.
     public var channelCount: Int { device.layout.channelCount }
     /// The HRTF data set in use, when the algorithm is HRTF.
     public var hrtfName: String? { device.hrtfName }
@@ -47,6 +52,8 @@ public final class SpatialMixer {
         reverb = try ReverbSlot(device: device, preset: preset, gain: Level.linear(fromDecibels: levelDecibels))
     }
 
+    /// Sets the distance law every point source follows. Reference, maximum and rolloff are each
+    /// source's own, from the model it was made with.
     public func setDistanceModel(_ model: DistanceModel) throws {
         try device.withContext {
             alDistanceModel(model.alModel)

@@ -18,6 +18,7 @@ public final class SpeakerBed {
     /// Unit directions in the bed's own frame, OpenAL axes.
     private let directions: [SIMD3<Double>]
     private unowned let mixer: SpatialMixer
+    /// How the bed is turned in the world (yaw, pitch, roll in degrees), set when the bed is made.
     public let orientation: Orientation
 
     init(mixer: SpatialMixer, feeds: [[Float]], directions: [SIMD3<Double>], orientation: Orientation) throws {
@@ -42,7 +43,10 @@ public final class SpeakerBed {
         }
     }
 
+    /// Sets every speaker's level as a linear amplitude factor: 1 leaves it as it is,
+    /// 0 silences it.
     public func setGain(linear gain: Double) throws { for voice in voices { try voice.setGain(linear: gain) } }
+    /// Whether the speakers start over from the beginning when they reach the end.
     public func setLooping(_ looping: Bool) throws { for voice in voices { try voice.setLooping(looping) } }
     public func setRate(_ rate: Double) throws { for voice in voices { try voice.setRate(rate) } }
 

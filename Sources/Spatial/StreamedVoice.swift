@@ -12,7 +12,9 @@ import COpenAL
 /// render, so a stream fed from the frame the device renders next stays
 /// sample-aligned with everything else.
 public final class StreamedVoice: OpenALSource {
+    /// Channels in each frame of a chunk, from the layout the voice was made for.
     public let channelCount: Int
+    /// Frames in each chunk that `queue` takes.
     public let chunkFrames: Int
     /// Frames written and not yet rendered, at most.
     public var capacityFrames: Int { chunks * chunkFrames }

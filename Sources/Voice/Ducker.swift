@@ -11,19 +11,24 @@ import AudioCore
 /// detected, and up at `releaseDecibelsPerSecond`. Both stay far below a
 /// 1 dB step in any millisecond.
 public struct Ducker: Sendable {
+    /// How fast the gain falls toward the depth, in dB per second: -24 dB takes about 50 ms.
     public static let attackDecibelsPerSecond = 500.0
+    /// How fast the gain rises back toward 0 dB, in dB per second.
     public static let releaseDecibelsPerSecond = 80.0
     /// Counted from the end of voice activity, which itself lags the end of
     /// speech by the detector's hangover.
     public static let holdSeconds = 0.35
 
+    /// The gain the scene is ducked to, in dB (0 or less, such as -12).
     public var depthDecibels: Double
+    /// Ducks only while someone talks, plus `holdSeconds`, rather than for the whole session.
     public var advanced: Bool
     /// The gain now, in dB (0 or less).
     public private(set) var gainDecibels = 0.0
     private let sampleRate: Double
     private var holdRemaining = 0
 
+    /// A ducker at 0 dB that ducks to `depthDecibels`, moving at its rates for `sampleRate` in Hz.
     public init(depthDecibels: Double, advanced: Bool, sampleRate: Int) {
         self.depthDecibels = depthDecibels
         self.advanced = advanced

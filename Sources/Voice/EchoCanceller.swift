@@ -21,6 +21,7 @@ import Glibc
 ///    gains are applied as a short zero-phase filter inside the current
 ///    block, which adds no delay.
 public final class EchoCanceller {
+    /// Samples in one block: 10 ms at 16 kHz.
     public static let blockSize = 160
     static let fftSize = 320
     static let bins = 161
@@ -106,6 +107,8 @@ public final class EchoCanceller {
     private let filterReal: UnsafeMutableBufferPointer<Float>
     private let filterImaginary: UnsafeMutableBufferPointer<Float>
 
+    /// A canceller that has learnt no echo path yet. Every buffer it needs is made here, so a block
+    /// allocates nothing.
     public init() {
         let size = Self.partitions * Self.bins
         previousFar = storage.zeroed(Self.blockSize)

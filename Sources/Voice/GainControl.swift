@@ -16,12 +16,14 @@ public struct GainControl: Sendable {
     public var toleranceDecibels = 6.0
     /// The most it boosts and cuts, in dB.
     public var maximumGainDecibels = 18.0
+    /// The deepest cut it makes to level the talker, in dB; the peak ceiling may cut further.
     public var minimumGainDecibels = -12.0
     /// How fast the gain may move, in dB per second.
     public var slewDecibelsPerSecond = 12.0
     /// Peaks are kept below this, in linear full scale.
     public var peakCeiling: Float = 0.9
 
+    /// The gain at the end of the last frame, in dB; 0 dB at the start.
     public private(set) var gainDecibels = 0.0
     private var speechPower: Double?
     private var speechSeconds = 0.0
@@ -29,6 +31,8 @@ public struct GainControl: Sendable {
     static let longestMemorySeconds = 3.0
     private let frameSeconds: Double
 
+    /// A gain control at 0 dB for frames of `frameSize` samples at `sampleRate` Hz, which set how
+    /// far the gain may move per frame.
     public init(frameSize: Int, sampleRate: Int) {
         frameSeconds = Double(frameSize) / Double(sampleRate)
     }

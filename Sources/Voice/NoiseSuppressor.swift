@@ -2,7 +2,9 @@ import CSpeexDSP
 
 /// A failed SpeexDSP preprocessor call.
 public struct SpeexPreprocessError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The SpeexDSP function that failed.
     public let call: String
+    /// What went wrong, such as the frame size and rate SpeexDSP made no state for.
     public let detail: String
 
     public var description: String { "\(call) failed: \(detail)" }
@@ -11,12 +13,16 @@ public struct SpeexPreprocessError: Error, Sendable, Equatable, CustomStringConv
 /// Stationary-noise suppression by SpeexDSP's preprocessor, with its own
 /// VAD, AGC and dereverberation left off: the chain has better ones.
 public final class NoiseSuppressor {
+    /// Samples in each frame that `process` takes.
     public let frameSize: Int
     /// How far the noise is pushed down, in dB (negative).
     public let suppressionDecibels: Int
     private let state: OpaquePointer
     @exclusivity(unchecked) private var fixed: [Int16]
 
+    /// A suppressor for frames of `frameSize` samples at `sampleRate` Hz that pushes noise down by
+    /// `suppressionDecibels`, -15 dB by default. Throws `SpeexPreprocessError` when SpeexDSP makes
+    /// no state for them.
     public init(frameSize: Int, sampleRate: Int, suppressionDecibels: Int = -15) throws {
         guard let state = speex_preprocess_state_init(Int32(frameSize), Int32(sampleRate)) else {
             throw SpeexPreprocessError(call: "speex_preprocess_state_init",

@@ -12,12 +12,16 @@ public enum PromptStyle: String, Sendable, CaseIterable {
 /// keeps each style at least `minimumHoldSeconds` so it does not flicker
 /// between the words of a sentence.
 public struct PromptStyleAdvisor: Sendable {
+    /// The shortest time a style is kept, in seconds.
     public static let minimumHoldSeconds = 0.3
 
+    /// The style now; `normal` at the start.
     public private(set) var style = PromptStyle.normal
     private let holdFrames: Int
     private var framesInStyle: Int
 
+    /// An advisor that counts frames at `sampleRate` Hz. It starts at `normal`, free to
+    /// change at once.
     public init(sampleRate: Int) {
         holdFrames = Int(Self.minimumHoldSeconds * Double(sampleRate))
         framesInStyle = holdFrames

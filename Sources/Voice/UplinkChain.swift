@@ -10,8 +10,11 @@ import AudioCore
 /// uplink and nothing else, so the detector keeps telling a muted user
 /// that they are talking.
 public final class UplinkChain {
+    /// The chain's rate, in Hz: 16 kHz.
     public static let sampleRate = 16_000
+    /// Samples in one frame: 10 ms at 16 kHz.
     public static let frameSize = 160
+    /// One frame's length, in seconds: 0.01.
     public static var frameSeconds: Double { Double(frameSize) / Double(sampleRate) }
 
     /// What one frame did besides its audio.
@@ -20,9 +23,11 @@ public final class UplinkChain {
         public var speech: Bool
         /// Frames before this one that an onset also turned to speech.
         public var backfilled: Int
+        /// Whether the frame started or ended a muted user's burst of speech, if it did either.
         public var mutedTalker: MutedTalkerDetector.Change?
     }
 
+    /// Whether the uplink is muted: its frames become silence while detection goes on.
     @exclusivity(unchecked) public var muted = false
     /// Whether the canceller runs. It can be switched while the chain runs:
     /// switched on, it learns the echo path again.
@@ -37,6 +42,8 @@ public final class UplinkChain {
     @exclusivity(unchecked) private var detectorSpeaking = false
     @exclusivity(unchecked) private var burstIsTalker = false
 
+    /// A chain that starts with echo cancellation on or off. Throws when SpeexDSP cannot make the
+    /// noise suppressor.
     public init(echoCancellation: Bool) throws {
         cancelsEcho = echoCancellation
         noiseSuppressor = try NoiseSuppressor(frameSize: Self.frameSize, sampleRate: Self.sampleRate)

@@ -21,6 +21,7 @@ import Glibc
 /// hangover that grows as the SNR falls. An onset also claims the two
 /// frames before it, so a decision is final two frames (20 ms) later.
 public final class VoiceActivityDetector {
+    /// Samples in one frame: 10 ms at 16 kHz.
     public static let frameSize = 160
     /// Frames at the start taken as noise, to learn its floor.
     static let learningFrames = 20
@@ -46,11 +47,14 @@ public final class VoiceActivityDetector {
     /// One frame's decision: whether it is speech, and how many frames
     /// before it an onset turned to speech as well.
     public struct Decision: Sendable, Equatable {
+        /// The frame counts as speech, whether heard in it or held by the hangover.
         public var speech: Bool
+        /// How many frames just before this one, 0 to 2, an onset also turned to speech.
         public var backfilled: Int
         /// The frame itself sounds like speech, rather than being held by the hangover.
         public var evident = false
 
+        /// A decision as given; `evident` is false unless said.
         public init(speech: Bool, backfilled: Int, evident: Bool = false) {
             self.speech = speech
             self.backfilled = backfilled
@@ -84,10 +88,14 @@ public final class VoiceActivityDetector {
     @exclusivity(unchecked) private var voicedHistory = [Bool](repeating: false, count: 2)
     @exclusivity(unchecked) private var previousDecisions = [Bool](repeating: false, count: 2)
 
+    /// A detector that learns the noise floor from its first 20 frames (200 ms),
+    /// deciding no speech meanwhile.
     public init() {
         window = (0..<Self.analysisSize).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0 + 1) / Double(Self.analysisSize + 1))) }
     }
 
+    /// Decides one frame of `frameSize` samples (10 ms at 16 kHz); samples that are
+    /// not finite count as silence.
     public func process(_ frame: UnsafeBufferPointer<Float>) -> Decision {
         precondition(frame.count == Self.frameSize, "one 10 ms frame at 16 kHz")
         let hop = Self.frameSize
