@@ -22,6 +22,7 @@ public struct ByteCount: Sendable, Equatable, Comparable, CustomStringConvertibl
         return nil
     }
 
+    /// The size in three figures at most, in binary units: `188 KiB`, `20.6 GiB`.
     public var description: String {
         for (unit, scale) in [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] where bytes >= scale {
             let value = Double(bytes) / Double(scale)
@@ -33,5 +34,6 @@ public struct ByteCount: Sendable, Equatable, Comparable, CustomStringConvertibl
         return "\(bytes) bytes"
     }
 
+    /// Whether `left` is fewer bytes than `right`.
     public static func < (left: ByteCount, right: ByteCount) -> Bool { left.bytes < right.bytes }
 }

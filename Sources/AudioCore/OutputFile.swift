@@ -218,5 +218,6 @@ public struct OutputFileError: Error, CustomStringConvertible, Sendable {
     public let path: String
     /// Why it cannot be written, worded to follow the path ("it is a folder").
     public let reason: String
+    /// The path and the reason, on one line.
     public var description: String { "\(path): \(reason)" }
 }

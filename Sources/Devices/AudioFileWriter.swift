@@ -10,6 +10,7 @@ public enum AudioFileFormat: String, Sendable, CaseIterable, CustomStringConvert
     /// FLAC of 24-bit integer samples (`flac`), clipped at full scale.
     case flac = "flac"
 
+    /// The format's name, as `--format` takes it.
     public var description: String { rawValue }
 
     /// The format a path's extension implies: WAV as float, FLAC as 24-bit.

@@ -28,5 +28,6 @@ public struct PulseError: Error, Sendable, Equatable, CustomStringConvertible {
         return code != 0 ? PulseError(call: call, code: code) : PulseError(call: call, code: PA_ERR_CONNECTIONTERMINATED)
     }
 
+    /// The call that failed and PulseAudio's reason.
     public var description: String { "\(call): \(reason)" }
 }

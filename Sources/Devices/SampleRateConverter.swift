@@ -8,6 +8,7 @@ public struct SpeexResamplerError: Error, Sendable, Equatable, CustomStringConve
     /// SpeexDSP's error code, a `RESAMPLER_ERR_*` value that `speex_resampler_strerror` names.
     public let code: Int32
 
+    /// The call that failed and SpeexDSP's reason.
     public var description: String {
         "\(call) failed: \(String(cString: speex_resampler_strerror(code)))"
     }

@@ -21,6 +21,7 @@ public struct SndFileError: Error, Sendable, Equatable, CustomStringConvertible 
         SndFileError(call: call, path: path, reason: String(cString: sf_strerror(file)))
     }
 
+    /// The file, the call that failed and libsndfile's reason.
     public var description: String { "\(path): \(call) failed: \(reason)" }
 }
 
@@ -31,5 +32,6 @@ public struct AudioFileProblem: Error, Sendable, Equatable, CustomStringConverti
     /// Why, worded to follow the path ("holds no audio frames").
     public let reason: String
 
+    /// The file and what is wrong with it.
     public var description: String { "\(path): \(reason)" }
 }

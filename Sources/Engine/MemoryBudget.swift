@@ -22,6 +22,7 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
     /// 2 GiB: an hour of 48 kHz stereo takes 1.3 GiB.
     public static let standard = MemoryBudget(bytes: 2 << 30)
 
+    /// The budget in binary units, such as `2 GiB`.
     public var description: String { "\(ByteCount(bytes))" }
 
     /// A file the room would decode, as its header describes it.

@@ -301,6 +301,7 @@ public enum OfflineRender {
 }
 
 extension RenderSummary: CustomStringConvertible {
+    /// The summary as `scenectl render` prints it for people.
     public var description: String {
         var lines = ["\(name) (\(scene))"]
         var algorithmText = algorithm

@@ -431,6 +431,7 @@ public struct UnknownPromptError: Error, Sendable, CustomStringConvertible {
         self.known = known
     }
 
+    /// The prompt asked for and the prompts the room has.
     public var description: String {
         "no prompt \"\(id)\" in this room" + (known.isEmpty ? "; it has none" : "; it has \(known.joined(separator: ", "))")
     }
@@ -441,6 +442,7 @@ public struct MissingParticipantError: Error, Sendable, CustomStringConvertible 
     /// The participant's id.
     public let id: String
 
+    /// The participant and why it has no source.
     public var description: String { "participant \"\(id)\" has no source in the room: load rooms with Room.load" }
 }
 

@@ -95,6 +95,7 @@ public struct RouteChangeError: Error, Sendable, CustomStringConvertible {
     /// The route asked for.
     public let to: OutputRoute
 
+    /// Both routes and their channels: a render keeps its channels.
     public var description: String {
         "cannot change from \(from) (\(from.layout.rawValue)) to \(to) (\(to.layout.rawValue)): the output keeps its channels"
     }

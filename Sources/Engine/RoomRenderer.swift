@@ -491,6 +491,7 @@ public struct UncontrolledSourceError: Error, Sendable, CustomStringConvertible 
     /// The source's id.
     public let id: String
 
+    /// The source and why it has no slot.
     public var description: String { "source \"\(id)\" has no slot in the room's controls: they were made for another room" }
 }
 

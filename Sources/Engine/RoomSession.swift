@@ -1087,6 +1087,7 @@ public enum SessionError: Error, CustomStringConvertible {
     /// The render side has stopped taking changes.
     case notRendering(String)
 
+    /// The message for the client, as the control socket sends it.
     public var description: String {
         switch self {
         case .unknown(let text), .refused(let text), .notRendering(let text): text

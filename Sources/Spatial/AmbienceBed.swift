@@ -38,6 +38,7 @@ public final class AmbienceBed {
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     /// Starts playing the bed from its playback offset.
     public func play() throws { try voice.play() }
+    /// Stops the bed's voice.
     public func stop() throws { try voice.stop() }
 
     /// Where in its audio the source starts when it next plays, in frames.

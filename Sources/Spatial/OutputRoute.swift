@@ -21,6 +21,7 @@ public enum OutputRoute: String, Sendable, CaseIterable, CustomStringConvertible
     /// A single channel, onto which panning downmixes every source at its full level.
     case mono
 
+    /// The route's name, as scene files and `route` take it.
     public var description: String { rawValue }
 
     /// The route `auto` stands for when nothing is known about the device:
@@ -63,5 +64,6 @@ public enum RenderAlgorithm: String, Sendable, CaseIterable, CustomStringConvert
     /// on headphones.
     case soundField
 
+    /// The algorithm's name, as scene files take it.
     public var description: String { rawValue }
 }

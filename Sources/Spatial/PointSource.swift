@@ -79,6 +79,7 @@ public final class PointSource {
     public func setLooping(_ looping: Bool) throws { try voice.setLooping(looping) }
     /// Starts playing the source from its playback offset.
     public func play() throws { try voice.play() }
+    /// Stops the source's voice.
     public func stop() throws { try voice.stop() }
 
     /// Where in its audio the source starts when it next plays, in frames.

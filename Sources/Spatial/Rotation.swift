@@ -20,6 +20,7 @@ public struct Rotation: Sendable, Equatable {
     /// No rotation at all.
     public static let identity = Rotation(rows: (SIMD3(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)))
 
+    /// Whether both rotations have the same matrix, exactly.
     public static func == (a: Rotation, b: Rotation) -> Bool {
         a.rows.0 == b.rows.0 && a.rows.1 == b.rows.1 && a.rows.2 == b.rows.2
     }

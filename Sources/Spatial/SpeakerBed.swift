@@ -48,6 +48,7 @@ public final class SpeakerBed {
     public func setGain(linear gain: Double) throws { for voice in voices { try voice.setGain(linear: gain) } }
     /// Whether the speakers start over from the beginning when they reach the end.
     public func setLooping(_ looping: Bool) throws { for voice in voices { try voice.setLooping(looping) } }
+    /// Sets every speaker's playback rate: 1 plays as recorded.
     public func setRate(_ rate: Double) throws { for voice in voices { try voice.setRate(rate) } }
 
     /// Where in its audio the bed starts when it next plays, in frames.
@@ -63,6 +64,7 @@ public final class SpeakerBed {
         }
     }
 
+    /// Stops every speaker's voice.
     public func stop() throws {
         try mixer.device.withContext {
             alSourceStopv(ALsizei(names.count), names)

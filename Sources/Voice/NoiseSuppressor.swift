@@ -7,6 +7,7 @@ public struct SpeexPreprocessError: Error, Sendable, Equatable, CustomStringConv
     /// What went wrong, such as the frame size and rate SpeexDSP made no state for.
     public let detail: String
 
+    /// The call that failed and why.
     public var description: String { "\(call) failed: \(detail)" }
 }
 
