@@ -63,7 +63,8 @@ class RoomClient:
 
     def _read(self):
         line = self.lines.readline()
-        if not line:
+        if not line.endswith("\n"):
+            # Nothing, or a line cut off: roomd went mid-write.
             raise ConnectionError("roomd closed the connection")
         return json.loads(line)
 
@@ -124,11 +125,14 @@ def follow(path=None, since=None, stream=None, only=None, retry_seconds=(0.5, 10
                 if last is not None and answer["missed"]:
                     notice(f"events {last + 1} to {last + answer['missed']} are no longer kept")
                 name = answer["stream"]
+                if last is None:
+                    # Count from here, so a reconnect replays what came meanwhile.
+                    last = answer["lastSeq"]
                 for event in events:
                     last = event["seq"]
                     yield event
                 notice("roomd went; reconnecting")
-        except OSError:
+        except (OSError, ValueError):
             pass
         time.sleep(delay)
         delay = min(2 * delay, retry_seconds[1])
@@ -184,6 +188,9 @@ def main():
                     break
     except Refused as refusal:
         print(f"roomctl: {refusal}", file=sys.stderr)
+        return 1
+    except ValueError as error:
+        print(f"roomctl: roomd answered something that is not JSON: {error}", file=sys.stderr)
         return 1
     except OSError as error:
         print(f"roomctl: no roomd at {options.socket or default_socket_path()}: {error.strerror or error}", file=sys.stderr)

@@ -10,7 +10,9 @@ public final class SampleDelay {
     private let line: UnsafeMutableBufferPointer<Float>
     private var writeIndex = 0
 
-    /// - Parameter storage: owns the line's memory.
+    /// - Parameters:
+    ///   - maximum: the longest delay, in samples.
+    ///   - storage: owns the line's memory.
     public init(maximum: Int, storage: RealTimeStorage) {
         self.maximum = maximum
         line = storage.zeroed(maximum + 1)

@@ -43,12 +43,15 @@ public struct ControlClient: Sendable {
 
     /// Subscribes to the room's events and hands each to `body` as its JSON
     /// line, until the connection ends: with `since`, the kept events after
-    /// that seq first; with `only`, just those kinds. `started` gets the
-    /// daemon's answer (`lastSeq`, `replayed`, `missed`) before any event.
-    public func events(since: Int? = nil, only: [String]? = nil, started: @Sendable ([String: Any]) -> Void = { _ in },
+    /// that seq of `stream` first; with `only`, just those kinds. `started`
+    /// gets the daemon's answer (`stream`, `lastSeq`, `replayed`, `missed`)
+    /// before any event.
+    public func events(since: Int? = nil, stream: String? = nil, only: [String]? = nil,
+                       started: @Sendable ([String: Any]) -> Void = { _ in },
                        _ body: @Sendable (String) -> Void) async throws {
         var args: [String: Any] = [:]
         if let since { args["since"] = since }
+        if let stream { args["stream"] = stream }
         if let only { args["only"] = only }
         let request = ControlProtocol.Request(verb: "events", args: args).line
         try await connect { inbound, outbound in

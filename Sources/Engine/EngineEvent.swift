@@ -10,8 +10,8 @@ public struct EngineEvent: Sendable, Equatable {
     /// What happened.
     public var kind: Kind
     /// Which room of a live session the frame counts in: 0 for the scene
-    /// it started with, one more for each `load`, whose room starts its
-    /// timeline at 0 again.
+    /// it started with, one more for each `load` (modulo 32768), whose room
+    /// starts its timeline at 0 again.
     public var epoch: Int
     /// Its place in the stream it was published in, from 1, so a client
     /// that reconnects can ask for what it missed; 0 until it is published.

@@ -69,7 +69,7 @@ public final class LiveRoom: @unchecked Sendable {
     /// with the room it happened in.
     public var stamp: (frame: Int, epoch: Int) {
         let packed = published.load(ordering: .acquiring)
-        return (packed & Self.frameMask, packed >> Self.epochShift)
+        return (packed & Self.frameMask, (packed >> Self.epochShift) & Self.epochMask)
     }
     /// The output's channels now.
     public var channelCount: Int { publishedChannels.load(ordering: .acquiring) }
@@ -85,6 +85,8 @@ public final class LiveRoom: @unchecked Sendable {
     private let published = Atomic<Int>(0)
     private static let epochShift = 48
     private static let frameMask = (1 << epochShift) - 1
+    /// Fifteen bits, so the packed value stays positive.
+    static let epochMask = (1 << 15) - 1
     private let publishedChannels = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
     private let mutedSlot = Atomic<Bool>(false)

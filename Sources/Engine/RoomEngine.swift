@@ -28,8 +28,8 @@ public final class RoomEngine {
     /// Frames rendered since the room's start: the engine's timeline.
     @exclusivity(unchecked) public private(set) var framesRendered = 0
     /// Which room of a live session this engine plays (see `EngineEvent.epoch`);
-    /// set before the engine is sent to the render side.
-    public var epoch = 0
+    /// set by the session before the engine is sent to the render side.
+    @exclusivity(unchecked) public internal(set) var epoch = 0
     /// The output's channels.
     public var channelCount: Int { scene.channelCount }
     /// The scene mix's renderer playing now.

@@ -267,12 +267,14 @@ public final class RoomSession: @unchecked Sendable {
             let nextControls = SessionControls(room: next)
             let engine = try Self.makeEngine(room: next, route: nextRoute, controls: nextControls, devices: currentDevices,
                                              microphone: deviceMicrophone, uplink: uplinkSink, frame: 0)
-            engine.epoch = epoch + 1
+            engine.epoch = (epoch + 1) & LiveRoom.epochMask
             // Posted by the new engine, so it follows every event of the old room in the stream.
             engine.postFirst(.sceneLoaded(name: next.scene.name))
+            // Where the old room ends, for what the control side tells of it.
+            let ended = live.stamp
             live.adopt(engine)
             try send(.engine(engine))
-            epoch += 1
+            epoch = engine.epoch
             live.setMuted(engine.muted)
             referenceDelay.reset()
             let layoutChanged = nextRoute.layout != route.layout
@@ -291,7 +293,8 @@ public final class RoomSession: @unchecked Sendable {
             // The new room plays into the device: a recording of the old one ends here, its file whole.
             if let sink = recordingSink {
                 sink.close()
-                hub.publish(stamped(.recordingStopped(path: sink.path, reason: "another scene was loaded")))
+                hub.publish(EngineEvent(frame: ended.frame, kind: .recordingStopped(path: sink.path, reason: "another scene was loaded"),
+                                        epoch: ended.epoch))
             }
             recordingFile = nil
             recordingSink = nil
@@ -619,14 +622,6 @@ public final class RoomSession: @unchecked Sendable {
     /// Only a source whose mix has no place free still gets new renderers,
     /// crossfaded in as for a route change.
     public func set(_ id: String, key: String, value: String) throws {
-        guard Self.settableKeys.contains(key) else {
-            let instead = switch key {
-            case "position", "motion": "move it (move ID -- X Y Z), or remove it and add it with its keyframes"
-            default: "remove the source and add it again with the entry it should have"
-            }
-            throw SessionError.refused("set: key \"\(key)\" does not change while the source plays: \(instead); "
-                + "set takes \(Self.settableKeys.joined(separator: ", "))")
-        }
         try lock.withLock {
             let source = try self.source(id)
             let before = description(of: id)!
@@ -680,9 +675,6 @@ public final class RoomSession: @unchecked Sendable {
             }
         }
     }
-
-    /// The keys of a source entry that `set` changes while the source plays.
-    public static let settableKeys = ["reverbBlend", "obstruction", "occlusion", "rate", "loop", "algorithm", "mode", "inHead", "gain", "playing"]
 
     /// Renders joined source `index` as `edited` says from the next block:
     /// it moves to another part of the renderers, or, when it needs its

@@ -15,9 +15,11 @@ public enum SceneLoader {
     /// Flow collections nested deeper than this are refused before parsing.
     public static let maximumNesting = 32
 
-    /// - Parameter inspectAudio: reads the header of each audio file the
-    ///   scene names, so unreadable files and channel counts that do not fit
-    ///   the source's mode are reported with the scene's other problems.
+    /// - Parameters:
+    ///   - path: the scene file, YAML or JSON; relative audio paths are its folder's.
+    ///   - inspectAudio: reads the header of each audio file the
+    ///     scene names, so unreadable files and channel counts that do not fit
+    ///     the source's mode are reported with the scene's other problems.
     public static func load(path: String, inspectAudio: AudioInspector? = nil) throws -> SceneDescription {
         let url = URL(fileURLWithPath: path)
         func refuse(_ reason: String) -> SceneValidationError {
@@ -82,8 +84,13 @@ public enum SceneLoader {
         return try parseSource(yaml: entry, origin: "stream", baseDirectory: "/", streamed: true)
     }
 
-    /// `source` with `key` set to `value` (YAML text, one value), validated
-    /// as the whole entry would be in a scene file.
+    /// The keys of a source entry that change while the source plays; the
+    /// others (its id, file, position, start, layout, ...) make another source.
+    public static let settableKeys = ["reverbBlend", "obstruction", "occlusion", "rate", "loop", "algorithm", "mode", "inHead",
+                                      "gain", "playing"]
+
+    /// `source` with `key`, one of `settableKeys`, set to `value` (YAML text,
+    /// one value), validated as the whole entry would be in a scene file.
     /// The file stays as it is and is not read again.
     ///
     /// A new mode or algorithm drops what it makes meaningless; `position`,
@@ -93,7 +100,13 @@ public enum SceneLoader {
         let refuse = { (reason: String) in
             SceneValidationError(issues: [SceneIssue(file: origin, line: nil, field: "\(source.id).\(key)", value: value, reason: reason)])
         }
-        guard key != "id", key != "file" else { throw refuse("a source's id and file are what it is; remove it and add another") }
+        guard settableKeys.contains(key) else {
+            let instead = switch key {
+            case "position", "motion": "move it (move ID -- X Y Z), or remove it and add it with its keyframes"
+            default: "remove the source and add it again with the entry it should have"
+            }
+            throw refuse("does not change while the source plays: \(instead); set takes \(settableKeys.joined(separator: ", "))")
+        }
         let entry = try compose(SceneWriter.flowMapping(source), origin: origin)
         let valueNode = try compose(value, origin: origin)
         guard case .mapping(var keys) = entry else { preconditionFailure("a source entry is written as a mapping") }

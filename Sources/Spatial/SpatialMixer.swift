@@ -35,7 +35,9 @@ public final class SpatialMixer {
     public var latencyFrames: Int { device.latencyFrames }
 
     /// - Parameters:
+    ///   - algorithm: how its sources are rendered: HRTF, panning, ...
     ///   - layout: the channels to render; HRTF renders two ears.
+    ///   - sampleRate: the rate it renders at, in Hz.
     ///   - sources: how many OpenAL sources it may hold at once.
     ///   - voices: how many of them may play at once without the render thread allocating.
     public init(algorithm: RenderAlgorithm, layout: ChannelLayout, sampleRate: Int = 48_000, sources: Int = 256, voices: Int = 64) throws {

@@ -336,15 +336,18 @@ struct Events: ParsableCommand {
         abstract: "Print the room's events as JSON lines until interrupted.",
         discussion: """
         Every event carries `seq`, its place in roomd's stream. A client that \
-        reconnects passes the last seq it saw to --since and gets what it \
-        missed first, from the last \(RoomSession.keptEvents) events roomd keeps; \
-        what is older is said on standard error. `t` is seconds on the room's \
+        reconnects passes the last seq it saw to --since, and the stream's \
+        name to --stream, and gets what it missed first, from the last \
+        \(RoomSession.keptEvents) events roomd keeps; what is older is said on \
+        standard error, as are the stream's name and its last seq. A roomd \
+        started anew has another stream: it replays all it keeps. `t` is seconds on the room's \
         timeline, which starts again at each `load`: events after one carry \
         `epoch`, the number of scenes loaded.
         """
     )
     @OptionGroup var daemon: DaemonOptions
     @Option(help: "Replay the kept events after this seq first (0: every kept event).") var since: Int?
+    @Option(help: "The stream --since counts in, as an earlier run named it.") var stream: String?
     @Option(help: "Only these events, comma-separated: \(EngineEvent.names.joined(separator: ", ")).")
     var only: String?
 
@@ -352,17 +355,23 @@ struct Events: ParsableCommand {
 
     func validate() throws {
         if let since, since < 0 { throw ValidationError("--since must be a seq of 0 or more, got \(since)") }
+        if stream != nil && since == nil { throw ValidationError("--stream names what --since counts in; give --since too") }
         if let unknown = kinds?.first(where: { !EngineEvent.names.contains($0) }) {
             throw ValidationError("--only: \"\(unknown)\" is no event; the events are \(EngineEvent.names.joined(separator: ", "))")
         }
     }
 
     func run() throws {
-        try waitFor { [client = daemon.client, since, kinds] in
-            try await client.events(since: since, only: kinds, started: { result in
-                if let missed = result["missed"] as? Int, missed > 0, let since {
+        try waitFor { [client = daemon.client, since, stream, kinds] in
+            try await client.events(since: since, stream: stream, only: kinds, started: { result in
+                guard let since else { return }
+                let name = result["stream"] as? String ?? "?"
+                if let stream, stream != name {
+                    Console.error("roomd started anew (stream \(name)); replaying all it keeps")
+                } else if let missed = result["missed"] as? Int, missed > 0 {
                     Console.error("events \(since + 1) to \(since + missed) are no longer kept; following from \(since + missed + 1)")
                 }
+                Console.error("stream \(name), last seq \(result["lastSeq"] ?? 0)")
             }) { line in Console.out(line) } // Unbuffered, so a pipe sees each event as it happens.
         }
     }

@@ -120,6 +120,23 @@ struct ScriptedClientTests {
         #expect(status?["epoch"] as? Int == 1 && (status?["lastEventSeq"] as? Int ?? 0) >= seqs.last ?? 0)
     }
 
+    /// A `set` of a key that would make another source (which the schema
+    /// has no place for) is refused with the verb to use, never answered ok,
+    /// and the source plays on where it was.
+    @Test func aKeyThatWouldMakeAnotherSourceIsRefused() throws {
+        let daemon = try RoomDaemon(wellFormedRequests: false)
+        let control = try RawClient(path: daemon.socket)
+        for (key, value, advice) in [("position", "[1, 0, 0]", "move it"), ("file", "other.wav", "remove the source and add it again")] {
+            let reply = try control.request(#"{"v":1,"verb":"set","args":{"id":"tone","key":"\#(key)","value":"\#(value)"}}"#)
+            print("set \(key): \(reply["error"] ?? "ok")")
+            #expect(reply["ok"] as? Bool == false)
+            #expect((reply["error"] as? String ?? "").contains("tone.\(key): \"\(value)\": does not change while the source plays: \(advice)"))
+        }
+        let status = try control.request(#"{"v":1,"verb":"status"}"#)["result"] as? [String: Any]
+        let tone = (status?["sources"] as? [[String: Any]])?.first
+        #expect(tone?["position"] as? [Double] == [-2, 0, 0])
+    }
+
     static func json(_ text: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
