@@ -90,9 +90,8 @@ struct PlotOutput {
 
     /// Whether two paths name one file: the same path, or, where both exist, the same device and inode.
     static func sameFile(_ first: String, _ second: String) -> Bool {
-        if URL(fileURLWithPath: first).standardizedFileURL == URL(fileURLWithPath: second).standardizedFileURL { return true }
-        var one = stat(), other = stat()
-        return stat(first, &one) == 0 && stat(second, &other) == 0 && one.st_dev == other.st_dev && one.st_ino == other.st_ino
+        URL(fileURLWithPath: first).standardizedFileURL == URL(fileURLWithPath: second).standardizedFileURL
+            || OutputFile.clash(first, inputs: [second]) != nil
     }
 }
 

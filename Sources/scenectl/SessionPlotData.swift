@@ -23,22 +23,11 @@ struct RenderTrace {
             levels = Array(repeating: empty, count: block.channels)
             ducking = empty
         }
-        let frames = block.samples.count / block.channels
-        for channel in 0..<block.channels {
-            var sum = 0.0
-            for frame in 0..<frames {
-                let sample = Double(block.samples[frame * block.channels + channel])
-                sum += sample * sample
-            }
-            levels[channel].append(meanSquareDecibels(sum, frames: frames))
-        }
+        var meter = LevelMeter(channelCount: block.channels)
+        meter.measure(interleaved: block.samples)
+        for channel in 0..<block.channels { levels[channel].append(meter.rmsDecibels(channel: channel)) }
         ducking.append(block.duckingDecibels)
     }
-}
-
-/// The level in dBFS of `sum`, the squares of `frames` samples; -infinity for silence.
-private func meanSquareDecibels(_ sum: Double, frames: Int) -> Double {
-    frames > 0 && sum > 0 ? 10 * log10(sum / Double(frames)) : -.infinity
 }
 
 extension SessionPlot {
@@ -126,9 +115,9 @@ extension SessionPlot {
         let windows = (samples.count * 100 + rate - 1) / rate
         return (0..<windows).map { window in
             let start = window * rate / 100, end = min(samples.count, (window + 1) * rate / 100)
-            var sum = 0.0
-            for sample in samples[start..<end] { sum += Double(sample) * Double(sample) }
-            return meanSquareDecibels(sum, frames: end - start)
+            var meter = LevelMeter(channelCount: 1)
+            samples[start..<end].withUnsafeBufferPointer { meter.measure(interleaved: $0) }
+            return meter.rmsDecibels(channel: 0)
         }
     }
 
