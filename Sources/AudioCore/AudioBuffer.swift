@@ -89,8 +89,11 @@ extension [Float] {
     /// them everything after; returns how many there were.
     @discardableResult
     public mutating func silenceCorruptSamples() -> Int {
+        // Looks before it writes: the write's uniqueness check, hoisted out
+        // of the loop, would otherwise copy a shared array that needs no change.
+        guard let first = firstIndex(where: { !(abs($0) <= Self.corruptMagnitude) }) else { return 0 }
         var silenced = 0
-        for index in indices where !(abs(self[index]) <= Self.corruptMagnitude) {
+        for index in first..<endIndex where !(abs(self[index]) <= Self.corruptMagnitude) {
             self[index] = 0
             silenced += 1
         }

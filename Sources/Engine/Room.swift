@@ -28,13 +28,15 @@ public struct Room: Sendable {
         self.microphone = microphone
     }
 
-    /// The files the room reads: its scene, its sources' and prompts' audio,
-    /// its microphone recording. No output may be one of them.
+    /// The files the room reads, each once however many sources play it:
+    /// its scene, its sources' and prompts' audio, its microphone recording.
+    /// No output may be one of them.
     public var inputFiles: [String] {
         var files = [scene.file] + sources.map(\.description.audioPath) + rejoinedTalkers.map(\.description.audioPath)
         files += scene.prompts.flatMap { [$0.normalPath, $0.shortPath] }
         if case .file(let path)? = scene.voice?.microphone { files.append(path) }
-        return files.filter { !$0.isEmpty }
+        var seen: Set<String> = []
+        return files.filter { !$0.isEmpty && seen.insert($0).inserted }
     }
 
     /// The route the scene asks for, in the renderer's terms.
@@ -110,7 +112,7 @@ public struct Room: Sendable {
         func audio(_ path: String, mono: Bool) throws -> AudioBuffer {
             let key = "\(mono ? "mono" : "as is") \(path)"
             if let audio = converted[key] { return audio }
-            let audio = try read(path).get().converted(to: Room.sampleRate, mono: mono)
+            let audio = try RoomSource.engineAudio(read(path).get(), mono: mono)
             converted[key] = audio
             return audio
         }
@@ -187,13 +189,19 @@ public struct RoomSource: Sendable {
     /// its limiter, every source on the same bus from then on.
     public init(_ description: SourceDescription, audio: AudioBuffer, fileChannels: Int? = nil,
                 fileSampleRate: Int = Room.sampleRate) {
-        self.description = description
         var audio = audio
         audio.silenceCorruptSamples()
+        self.init(description, silenced: audio, fileChannels: fileChannels ?? audio.channelCount, fileSampleRate: fileSampleRate)
+    }
+
+    /// A source of `audio` whose corrupt samples are already silenced: the
+    /// sources of one file take its storage as it is, with no pass over it each.
+    private init(_ description: SourceDescription, silenced audio: AudioBuffer, fileChannels: Int, fileSampleRate: Int) {
+        self.description = description
         self.audio = audio
-        self.fileChannels = fileChannels ?? audio.channelCount
+        self.fileChannels = fileChannels
         self.fileSampleRate = fileSampleRate
-        rendering = description.rendering(channels: self.fileChannels)
+        rendering = description.rendering(channels: fileChannels)
         if description.mode == .bed, case .success(let layout) = BedLayout.resolve(description.bedLayout, channels: audio.channelCount) {
             bedLayout = layout
         }
@@ -201,12 +209,21 @@ public struct RoomSource: Sendable {
 
     init(_ description: SourceDescription, decoded: DecodedAudio) throws {
         try self.init(description, fileChannels: decoded.buffer.channelCount, fileSampleRate: decoded.sampleRate) { mono in
-            try decoded.converted(to: Room.sampleRate, mono: mono)
+            try RoomSource.engineAudio(decoded, mono: mono)
         }
     }
 
+    /// `decoded` at the engine's rate, downmixed to mono or as it is, with
+    /// any sample its conversion carried past the corrupt limit silenced.
+    static func engineAudio(_ decoded: DecodedAudio, mono: Bool) throws -> AudioBuffer {
+        var audio = try decoded.converted(to: Room.sampleRate, mono: mono)
+        audio.silenceCorruptSamples()
+        return audio
+    }
+
     /// A source of a file of `fileChannels` at `fileSampleRate`, whose audio
-    /// at the engine's rate `audio` gives, downmixed to mono or as it is.
+    /// at the engine's rate `audio` gives (as `engineAudio` makes it),
+    /// downmixed to mono or as it is.
     init(_ description: SourceDescription, fileChannels channels: Int, fileSampleRate: Int,
          audio: (_ mono: Bool) throws -> AudioBuffer) throws {
         if let problem = description.channelProblem(channels) {
@@ -219,7 +236,7 @@ public struct RoomSource: Sendable {
         } catch let problem as SpeexResamplerError {
             throw description.audioField.issue(value: description.audioPath, "cannot resample: \(problem)")
         }
-        self.init(description, audio: converted, fileChannels: channels, fileSampleRate: fileSampleRate)
+        self.init(description, silenced: converted, fileChannels: channels, fileSampleRate: fileSampleRate)
     }
 
     /// Whether the file's rate was converted.

@@ -36,8 +36,11 @@ public final class RoomEngine {
     public var renderer: RoomRenderer { scene.renderer }
     /// Each source's rendering, in the room's source order.
     public var choices: [RenderChoice] {
-        let all = Array(zip(scene.room.sources, scene.renderer.choices)) + Array(zip(talkers.room.sources, talkers.renderer.choices))
-        return room.sources.map { source in all.first { $0.0.description.id == source.description.id }!.1 }
+        // By id, the first mix's first: a room may have thousands of sources.
+        let pairs = zip(scene.room.sources, scene.renderer.choices).map { ($0.description.id, $1) }
+            + zip(talkers.room.sources, talkers.renderer.choices).map { ($0.description.id, $1) }
+        let byID = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+        return room.sources.map { byID[$0.description.id]! }
     }
 
     /// A voice session is active: the room has a `voice` section, or the app says so.

@@ -39,6 +39,10 @@ public final class RoomRenderer {
     public var channelCount: Int { layout.channelCount }
     /// The HRTF data set OpenAL loaded, if a bus renders binaurally.
     public var hrtfName: String? { buses.lazy.compactMap(\.mixer.hrtfName).first }
+    /// The OpenAL buffers of mono audio each bus holds: one per file its points play.
+    package var monoBufferCounts: [RenderAlgorithm: Int] {
+        Dictionary(uniqueKeysWithValues: buses.map { ($0.mixer.algorithm, $0.mixer.monoBufferCount) })
+    }
     /// The engine's rate.
     public var sampleRate: Int { Room.sampleRate }
     /// Frames rendered since the room's start: where it is on the timeline.

@@ -1,6 +1,5 @@
 import AudioCore
 import Foundation
-import Yams
 
 /// Reads scene files (YAML; JSON is YAML too) into validated descriptions.
 ///
@@ -10,8 +9,10 @@ import Yams
 public enum SceneLoader {
     /// The scene format version this engine reads; a file's `version` key must name it.
     public static let formatVersion = 1
-    /// Scene files are short; anything larger is a mistake, not a room.
-    public static let maximumFileBytes = 1 << 20
+    /// Scene files name their audio rather than hold it: even a crowd of
+    /// 4,096 sources on their own paths takes about 2 MiB, so anything
+    /// larger is a mistake, not a room.
+    public static let maximumFileBytes = 8 << 20
     /// Flow collections nested deeper than this are refused before parsing.
     public static let maximumNesting = 32
 
@@ -36,7 +37,7 @@ public enum SceneLoader {
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: maximumFileBytes + 1)) ?? Data()
         guard data.count <= maximumFileBytes else {
-            throw refuse("scene file is larger than \(maximumFileBytes / 1024) KiB; scenes name their audio files rather than holding audio")
+            throw refuse("scene file is larger than \(maximumFileBytes >> 20) MiB; scenes name their audio files rather than holding audio")
         }
         guard let text = String(data: data, encoding: .utf8) else { throw refuse("scene file is not valid UTF-8 text") }
         return try parse(yaml: text, file: path, baseDirectory: url.deletingLastPathComponent().path, inspectAudio: inspectAudio)
@@ -49,9 +50,9 @@ public enum SceneLoader {
             throw SceneValidationError(issues: [SceneIssue(file: file, line: line, field: "",
                 reason: "nested deeper than \(maximumNesting) levels")])
         }
-        let root: Node?
+        let root: YAMLNode?
         do {
-            root = try Yams.compose(yaml: yaml)
+            root = try SceneYAML.compose(yaml)
         } catch {
             throw SceneValidationError(issues: [yamlIssue(error, file: file)])
         }
@@ -112,7 +113,7 @@ public enum SceneLoader {
         guard case .mapping(var keys) = entry else { preconditionFailure("a source entry is written as a mapping") }
         switch valueNode {
         case .scalar, .sequence: break
-        case .mapping, .alias: throw refuse("expected one value")
+        case .mapping: throw refuse("expected one value")
         }
         keys[key] = valueNode
         keys["file"] = nil
@@ -132,7 +133,7 @@ public enum SceneLoader {
                 keys["position"] = try compose(SceneWriter.vector(position), origin: origin)
             }
         }
-        let edited = Node.mapping(keys)
+        let edited = YAMLNode.mapping(keys)
         do {
             var result = try readSource(edited, origin: origin, baseDirectory: "/", inspectAudio: nil, streamed: true)
             result.audioPath = source.audioPath
@@ -146,13 +147,13 @@ public enum SceneLoader {
         }
     }
 
-    private static func compose(_ yaml: String, origin: String) throws -> Node {
+    private static func compose(_ yaml: String, origin: String) throws -> YAMLNode {
         if let line = lineExceedingNesting(yaml) {
             throw SceneValidationError(issues: [SceneIssue(file: origin, line: line, field: "",
                 reason: "nested deeper than \(maximumNesting) levels")])
         }
         do {
-            guard let node = try Yams.compose(yaml: yaml) else {
+            guard let node = try SceneYAML.compose(yaml) else {
                 throw SceneValidationError(issues: [SceneIssue(file: origin, line: nil, field: "", reason: "nothing given")])
             }
             return node
@@ -163,7 +164,7 @@ public enum SceneLoader {
         }
     }
 
-    private static func readSource(_ node: Node, origin: String, baseDirectory: String,
+    private static func readSource(_ node: YAMLNode, origin: String, baseDirectory: String,
                                    inspectAudio: AudioInspector?, streamed: Bool) throws -> SourceDescription {
         let reader = SceneReader(file: origin, baseDirectory: baseDirectory, inspectAudio: inspectAudio)
         reader.fileOptional = streamed
@@ -173,32 +174,38 @@ public enum SceneLoader {
     }
 
     private static func yamlIssue(_ error: Error, file: String) -> SceneIssue {
-        switch error as? YamlError {
-        case let .scanner(_, problem, mark, _), let .parser(_, problem, mark, _), let .composer(_, problem, mark, _):
-            return SceneIssue(file: file, line: mark.line, field: "", reason: "not valid YAML: \(problem)")
-        case let .duplicatedKeysInMapping(duplicates, context):
-            return SceneIssue(file: file, line: context.mark.line, field: "", value: duplicates.joined(separator: ", "),
+        switch error as? YAMLProblem {
+        case let .invalid(problem, line):
+            return SceneIssue(file: file, line: line, field: "", reason: "not valid YAML: \(problem)")
+        case let .duplicateKeys(duplicates, line):
+            return SceneIssue(file: file, line: line, field: "", value: duplicates.joined(separator: ", "),
                               reason: "key appears more than once in the same mapping")
-        case let .reader(problem, _, _, _):
+        case let .unreadable(problem):
             return SceneIssue(file: file, line: nil, field: "", reason: "not readable as YAML: \(problem)")
-        default:
+        case .memory:
+            return SceneIssue(file: file, line: nil, field: "", reason: "not valid YAML: Memory error")
+        case nil:
             return SceneIssue(file: file, line: nil, field: "", reason: "not valid YAML: \(error)")
         }
     }
 
     /// The line where `[` and `{` nesting first passes the limit, if it does.
     private static func lineExceedingNesting(_ text: String) -> Int? {
-        var depth = 0, line = 1
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\n"): line += 1
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                if depth > maximumNesting { return line }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth = max(0, depth - 1)
-            default: break
+        var text = text
+        // The bytes in place: a crowd's scene is megabytes, and the view's iterator costs several times more.
+        return text.withUTF8 { bytes in
+            var depth = 0, line = 1
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\n"): line += 1
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    depth += 1
+                    if depth > maximumNesting { return line }
+                case UInt8(ascii: "]"), UInt8(ascii: "}"): depth = max(0, depth - 1)
+                default: break
+                }
             }
+            return nil
         }
-        return nil
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import AudioCore
-import Yams
 
 /// Walks a composed YAML tree, building the scene and collecting issues.
 final class SceneReader {
@@ -10,6 +9,9 @@ final class SceneReader {
     /// A source may come without a file: a stream the app feeds.
     var fileOptional = false
     private(set) var issues: [SceneIssue] = []
+    /// Each audio file's place and header, found once however many sources play it.
+    private var located: [String: (path: String, problem: String?)] = [:]
+    private var inspected: [String: Result<AudioFileInfo, Error>] = [:]
 
     static let maximumCoordinate = 10_000.0
     static let maximumSeconds = 3_600.0
@@ -23,7 +25,7 @@ final class SceneReader {
 
     // MARK: The scene
 
-    func scene(_ root: Node) -> SceneDescription? {
+    func scene(_ root: YAMLNode) -> SceneDescription? {
         guard let keys = mapping(root, "", allowed: ["version", "name", "duration", "output", "listener", "distance", "reverb", "sources", "voice", "prompts"]) else {
             return nil
         }
@@ -69,7 +71,7 @@ final class SceneReader {
         return scene
     }
 
-    private func distance(_ node: Node) -> DistanceAttenuation? {
+    private func distance(_ node: YAMLNode) -> DistanceAttenuation? {
         guard let keys = mapping(node, "distance", allowed: ["model", "reference", "maximum", "rolloff"]) else { return nil }
         var model = DistanceAttenuation()
         if let node = keys["model"], let law: DistanceAttenuation.Law = choice(node, "distance.model") { model.law = law }
@@ -90,8 +92,8 @@ final class SceneReader {
 
     // MARK: Sources
 
-    private func sources(_ node: Node) -> [SourceDescription] {
-        guard case let .sequence(list) = node else {
+    private func sources(_ node: YAMLNode) -> [SourceDescription] {
+        guard case let .sequence(list, _) = node else {
             report(node, "sources", "expected a list of sources")
             return []
         }
@@ -106,7 +108,7 @@ final class SceneReader {
                     let line = earlier.line.map { " (line \($0))" } ?? ""
                     report(idNode, "\(field).id", value: id, "id already used by \(earlier.field)\(line)")
                 } else {
-                    firstUse[id] = (field, item.mark?.line)
+                    firstUse[id] = (field, item.line)
                 }
             }
             if let source = source(item, field) { result.append(source) }
@@ -114,7 +116,7 @@ final class SceneReader {
         return result
     }
 
-    func source(_ node: Node, _ field: String) -> SourceDescription? {
+    func source(_ node: YAMLNode, _ field: String) -> SourceDescription? {
         let allowed = ["id", "file", "mode", "algorithm", "position", "motion", "yaw", "pitch", "roll", "gain", "loop", "start",
                        "playing", "rate", "reverbBlend", "obstruction", "occlusion", "layout", "inHead", "category"]
         guard let keys = mapping(node, field, allowed: allowed) else { return nil }
@@ -122,7 +124,7 @@ final class SceneReader {
 
         let id = required(keys, "id", in: field, node).flatMap { sourceID($0, "\(field).id") }
         let audio = fileOptional && keys["file"] == nil
-            ? (path: "", location: FieldLocation(file: file, line: node.mark?.line, field: "\(field).file"))
+            ? (path: "", location: FieldLocation(file: file, line: node.line, field: "\(field).file"))
             : required(keys, "file", in: field, node).flatMap { audioFile($0, "\(field).file") }
         var mode = SourceMode.spatializeIfMono
         if let node = keys["mode"], let value: SourceMode = choice(node, "\(field).mode") { mode = value }
@@ -166,7 +168,7 @@ final class SceneReader {
             case (_?, let motion?):
                 report(motion, "\(field).motion", "give either position or motion, not both")
             case (nil, nil):
-                report(SceneIssue(file: file, line: node.mark?.line, field: field,
+                report(SceneIssue(file: file, line: node.line, field: field,
                                   reason: "a point source needs a position or a motion"))
             }
         }
@@ -207,7 +209,7 @@ final class SceneReader {
 
     // MARK: Voice
 
-    private func voice(_ node: Node, sourceIDs: Set<String>) -> VoiceDescription? {
+    private func voice(_ node: YAMLNode, sourceIDs: Set<String>) -> VoiceDescription? {
         guard let keys = mapping(node, "voice", allowed: ["mic", "aec", "muted", "ducking", "participants"]) else { return nil }
         var voice = VoiceDescription()
         if let node = keys["mic"], let name = string(node, "voice.mic") {
@@ -243,8 +245,8 @@ final class SceneReader {
         return voice
     }
 
-    private func participants(_ node: Node, sourceIDs: Set<String>) -> [Participant] {
-        guard case let .sequence(list) = node else {
+    private func participants(_ node: YAMLNode, sourceIDs: Set<String>) -> [Participant] {
+        guard case let .sequence(list, _) = node else {
             report(node, "voice.participants", "expected a list of participants { id, file, position }")
             return []
         }
@@ -272,8 +274,8 @@ final class SceneReader {
         return result
     }
 
-    private func prompts(_ node: Node) -> [PromptDescription] {
-        guard case let .sequence(list) = node else {
+    private func prompts(_ node: YAMLNode) -> [PromptDescription] {
+        guard case let .sequence(list, _) = node else {
             report(node, "prompts", "expected a list of prompts { id, normal, short }")
             return []
         }
@@ -301,7 +303,7 @@ final class SceneReader {
         return result
     }
 
-    private func sourceID(_ node: Node, _ field: String) -> String? {
+    private func sourceID(_ node: YAMLNode, _ field: String) -> String? {
         guard let id = string(node, field) else { return nil }
         guard !id.isEmpty, id.count <= 64, id.allSatisfy(Self.idCharacters.contains) else {
             report(node, field, value: id, "ids are 1-64 characters of a-z, 0-9, _ and -")
@@ -310,30 +312,36 @@ final class SceneReader {
         return id
     }
 
-    private func audioFile(_ node: Node, _ field: String) -> (path: String, location: FieldLocation)? {
+    private func audioFile(_ node: YAMLNode, _ field: String) -> (path: String, location: FieldLocation)? {
         guard let name = string(node, field) else { return nil }
+        let (path, problem) = located[name] ?? locate(name)
+        located[name] = (path, problem)
+        if let problem {
+            report(node, field, value: name, problem)
+            return nil
+        }
+        return (path, FieldLocation(file: file, line: node.line, field: field))
+    }
+
+    /// Where the audio file `name` is, and why it cannot be read if it cannot.
+    private func locate(_ name: String) -> (path: String, problem: String?) {
         let path = name.hasPrefix("/") ? name : (baseDirectory as NSString).appendingPathComponent(name)
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            report(node, field, value: name, "audio file not found (looked for \(path))")
-            return nil
+            return (path, "audio file not found (looked for \(path))")
         }
-        if isDirectory.boolValue {
-            report(node, field, value: name, "is a folder, not an audio file")
-            return nil
-        }
-        if !FileManager.default.isReadableFile(atPath: path) {
-            report(node, field, value: name, "audio file is not readable (check its permissions)")
-            return nil
-        }
-        return (path, FieldLocation(file: file, line: node.mark?.line, field: field))
+        if isDirectory.boolValue { return (path, "is a folder, not an audio file") }
+        if !FileManager.default.isReadableFile(atPath: path) { return (path, "audio file is not readable (check its permissions)") }
+        return (path, nil)
     }
 
-    private func inspect(_ path: String, node: Node, field: String, channelProblem: (Int) -> String?) {
+    private func inspect(_ path: String, node: YAMLNode, field: String, channelProblem: (Int) -> String?) {
         guard let inspectAudio else { return }
         let name = scalarText(node)
+        let header = inspected[path] ?? Result { try inspectAudio(path) }
+        inspected[path] = header
         do {
-            let info = try inspectAudio(path)
+            let info = try header.get()
             if info.frames == 0 {
                 report(node, field, value: name, "holds no audio frames")
             } else if let problem = channelProblem(info.channels) {
@@ -346,24 +354,25 @@ final class SceneReader {
         }
     }
 
-    private func motion(_ node: Node, _ field: String) -> MotionPath? {
+    private func motion(_ node: YAMLNode, _ field: String) -> MotionPath? {
         guard let keys = mapping(node, field, allowed: ["keyframes", "repeat"]) else { return nil }
         let repeats = keys["repeat"].flatMap { bool($0, "\(field).repeat") } ?? false
         guard let listNode = required(keys, "keyframes", in: field, node) else { return nil }
-        guard case let .sequence(list) = listNode, list.count >= 2 else {
+        guard case let .sequence(list, _) = listNode, list.count >= 2 else {
             report(listNode, "\(field).keyframes", "expected a list of at least two keyframes { time, position }")
             return nil
         }
         var keyframes: [MotionPath.Keyframe] = []
+        keyframes.reserveCapacity(list.count)
         for (index, item) in list.enumerated() {
-            let itemField = "\(field).keyframes[\(index)]"
-            guard let frame = mapping(item, itemField, allowed: ["time", "position"]),
-                  let timeNode = required(frame, "time", in: itemField, item),
-                  let positionNode = required(frame, "position", in: itemField, item),
-                  let time = number(timeNode, "\(itemField).time", in: 0...Self.maximumSeconds, unit: "s"),
-                  let position = position(positionNode, "\(itemField).position") else { continue }
+            func itemField() -> String { "\(field).keyframes[\(index)]" }
+            guard let frame = mapping(item, itemField(), allowed: ["time", "position"]),
+                  let timeNode = required(frame, "time", in: itemField(), item),
+                  let positionNode = required(frame, "position", in: itemField(), item),
+                  let time = number(timeNode, "\(itemField()).time", in: 0...Self.maximumSeconds, unit: "s"),
+                  let position = position(positionNode, "\(itemField()).position") else { continue }
             if let previous = keyframes.last, time <= previous.time {
-                report(timeNode, "\(itemField).time", value: scalarText(timeNode),
+                report(timeNode, "\(itemField()).time", value: scalarText(timeNode),
                        "keyframe times must increase (the previous one is \(format(previous.time)) s)")
                 continue
             }
@@ -372,7 +381,7 @@ final class SceneReader {
         return keyframes.count == list.count ? MotionPath(keyframes: keyframes, repeats: repeats) : nil
     }
 
-    private func orientation(_ keys: [String: Node], _ field: String) -> Orientation {
+    private func orientation(_ keys: [String: YAMLNode], _ field: String) -> Orientation {
         var result = Orientation.identity
         if let node = keys["yaw"], let value = number(node, "\(field).yaw", in: -360...360, unit: "degrees") { result.yaw = value }
         if let node = keys["pitch"], let value = number(node, "\(field).pitch", in: -90...90, unit: "degrees") { result.pitch = value }
@@ -381,56 +390,61 @@ final class SceneReader {
     }
 
     // MARK: Typed values
+    // A field's name is an autoclosure: spelled out only for a report, as
+    // most values have none, and a crowd's scene has tens of thousands of values.
 
-    private func mapping(_ node: Node, _ field: String, allowed: [String]) -> [String: Node]? {
-        guard case let .mapping(pairs) = node else {
+    private func mapping(_ node: YAMLNode, _ field: @autoclosure () -> String, allowed: [String]) -> [String: YAMLNode]? {
+        guard case let .mapping(mapping) = node else {
+            let field = field()
             report(node, field, value: scalarText(node), field.isEmpty ? "expected a mapping of scene keys" : "expected a mapping")
             return nil
         }
-        var result: [String: Node] = [:]
-        for (keyNode, value) in pairs {
-            guard let key = keyNode.scalar?.string else {
-                report(keyNode, field, "keys must be plain words")
+        var result = [String: YAMLNode](minimumCapacity: mapping.pairs.count)
+        for pair in mapping.pairs {
+            guard let key = pair.key.scalar?.string else {
+                report(pair.key, field(), "keys must be plain words")
                 continue
             }
-            let path = field.isEmpty ? key : "\(field).\(key)"
             if allowed.contains(key) {
-                result[key] = value
+                result[key] = pair.value
             } else {
+                let field = field()
+                let path = field.isEmpty ? key : "\(field).\(key)"
                 let hint = Self.closest(to: key, among: allowed).map { "; did you mean \"\($0)\"?" }
                     ?? "; known keys: \(allowed.joined(separator: ", "))"
-                report(keyNode, path, "unknown key\(hint)")
+                report(pair.key, path, "unknown key\(hint)")
             }
         }
         return result
     }
 
-    private func required(_ keys: [String: Node], _ key: String, in field: String, _ parent: Node) -> Node? {
+    private func required(_ keys: [String: YAMLNode], _ key: String, in field: @autoclosure () -> String, _ parent: YAMLNode) -> YAMLNode? {
         if let node = keys[key] { return node }
-        report(SceneIssue(file: file, line: parent.mark?.line, field: field.isEmpty ? key : "\(field).\(key)",
+        let field = field()
+        report(SceneIssue(file: file, line: parent.line, field: field.isEmpty ? key : "\(field).\(key)",
                           reason: "missing required key \"\(key)\""))
         return nil
     }
 
-    private func number(_ node: Node, _ field: String, in range: ClosedRange<Double>, unit: String) -> Double? {
-        guard let scalar = node.scalar, let value = Double.construct(from: scalar) else {
-            report(node, field, value: scalarText(node), "expected a number\(unit.isEmpty ? "" : " (\(unit))")")
+    private func number(_ node: YAMLNode, _ field: @autoclosure () -> String, in range: ClosedRange<Double>, unit: String) -> Double? {
+        guard let scalar = node.scalar, let value = scalar.double else {
+            report(node, field(), value: scalarText(node), "expected a number\(unit.isEmpty ? "" : " (\(unit))")")
             return nil
         }
         guard value.isFinite else {
-            report(node, field, value: scalarText(node), "must be a finite number")
+            report(node, field(), value: scalarText(node), "must be a finite number")
             return nil
         }
         guard range.contains(value) else {
             let units = unit.isEmpty ? "" : " \(unit)"
-            report(node, field, value: scalarText(node),
+            report(node, field(), value: scalarText(node),
                    "must be between \(format(range.lowerBound)) and \(format(range.upperBound))\(units)")
             return nil
         }
         return value
     }
 
-    private func positiveDistance(_ node: Node, _ field: String) -> Double? {
+    private func positiveDistance(_ node: YAMLNode, _ field: String) -> Double? {
         guard let value = number(node, field, in: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude, unit: "m") else { return nil }
         guard value > 0 else {
             report(node, field, value: scalarText(node), "a distance must be greater than 0 m")
@@ -443,7 +457,7 @@ final class SceneReader {
         return value
     }
 
-    private func positiveSeconds(_ node: Node, _ field: String) -> Double? {
+    private func positiveSeconds(_ node: YAMLNode, _ field: String) -> Double? {
         guard let value = number(node, field, in: 0...Self.maximumSeconds, unit: "s") else { return nil }
         guard value > 0 else {
             report(node, field, value: scalarText(node), "must be longer than 0 s")
@@ -452,38 +466,41 @@ final class SceneReader {
         return value
     }
 
-    private func position(_ node: Node, _ field: String) -> Position? {
-        guard case let .sequence(items) = node, items.count == 3 else {
-            report(node, field, value: scalarText(node), "expected [x, y, z] in metres")
+    private func position(_ node: YAMLNode, _ field: @autoclosure () -> String) -> Position? {
+        guard case let .sequence(items, _) = node, items.count == 3 else {
+            report(node, field(), value: scalarText(node), "expected [x, y, z] in metres")
             return nil
         }
         let limit = Self.maximumCoordinate
-        let axes = ["x", "y", "z"].enumerated().map { number(items[$0.offset], "\(field).\($0.element)", in: -limit...limit, unit: "m") }
-        guard let x = axes[0], let y = axes[1], let z = axes[2] else { return nil }
+        func axis(_ index: Int, _ name: String) -> Double? {
+            number(items[index], "\(field()).\(name)", in: -limit...limit, unit: "m")
+        }
+        let x = axis(0, "x"), y = axis(1, "y"), z = axis(2, "z")
+        guard let x, let y, let z else { return nil }
         return Position(x, y, z)
     }
 
-    private func string(_ node: Node, _ field: String) -> String? {
+    private func string(_ node: YAMLNode, _ field: @autoclosure () -> String) -> String? {
         guard let scalar = node.scalar else {
-            report(node, field, "expected text")
+            report(node, field(), "expected text")
             return nil
         }
         return scalar.string
     }
 
-    private func bool(_ node: Node, _ field: String) -> Bool? {
-        guard let scalar = node.scalar, let value = Bool.construct(from: scalar) else {
-            report(node, field, value: scalarText(node), "expected true or false")
+    private func bool(_ node: YAMLNode, _ field: @autoclosure () -> String) -> Bool? {
+        guard let scalar = node.scalar, let value = scalar.bool else {
+            report(node, field(), value: scalarText(node), "expected true or false")
             return nil
         }
         return value
     }
 
-    private func choice<Choice: RawRepresentable & CaseIterable>(_ node: Node, _ field: String) -> Choice?
+    private func choice<Choice: RawRepresentable & CaseIterable>(_ node: YAMLNode, _ field: @autoclosure () -> String) -> Choice?
     where Choice.RawValue == String {
-        let names = Choice.allCases.map(\.rawValue)
         guard let text = node.scalar?.string, let value = Choice(rawValue: text) else {
-            report(node, field, value: scalarText(node), "expected one of \(names.joined(separator: ", "))")
+            let names = Choice.allCases.map(\.rawValue)
+            report(node, field(), value: scalarText(node), "expected one of \(names.joined(separator: ", "))")
             return nil
         }
         return value
@@ -491,19 +508,18 @@ final class SceneReader {
 
     // MARK: Reporting
 
-    private func report(_ node: Node, _ field: String, value: String? = nil, _ reason: String) {
-        report(SceneIssue(file: file, line: node.mark?.line, field: field, value: value, reason: reason))
+    private func report(_ node: YAMLNode, _ field: String, value: String? = nil, _ reason: String) {
+        report(SceneIssue(file: file, line: node.line, field: field, value: value, reason: reason))
     }
 
     private func report(_ issue: SceneIssue) { issues.append(issue) }
 
     /// The text of a scalar, or a word for what the node is instead.
-    private func scalarText(_ node: Node) -> String? {
+    private func scalarText(_ node: YAMLNode) -> String? {
         switch node {
         case .scalar(let scalar): scalar.string
         case .sequence: "a list"
         case .mapping: "a mapping"
-        case .alias: "an alias"
         }
     }
 

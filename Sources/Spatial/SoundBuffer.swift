@@ -4,6 +4,9 @@ import COpenAL
 final class SoundBuffer {
     let name: ALuint
     let device: LoopbackDevice
+    /// Samples whose storage lives as long as the buffer: the mixer knows a
+    /// shared buffer by that storage's address, which no other audio may take meanwhile.
+    var kept: [Float] = []
 
     init(device: LoopbackDevice, format: ALenum, interleaved samples: [Float]) throws {
         self.device = device

@@ -26,10 +26,13 @@ public final class SpatialMixer {
     private(set) var listenerRotation = Rotation.identity
     /// Beds turn whenever the listener turns.
     private var beds: [WeakBed] = []
-    /// Mono audio already uploaded, so that the sources playing one decoded
-    /// file share its OpenAL copy. The samples are held, so their storage
-    /// cannot be freed and reused by other audio while the entry stands.
-    private var uploaded: [(samples: [Float], buffer: WeakBuffer)] = []
+    /// Mono audio already uploaded, by its storage, so that the sources
+    /// playing one decoded file share its OpenAL copy. Each buffer keeps its
+    /// samples, so their storage is not freed and taken by other audio while it lives.
+    private var uploaded: [Storage: WeakBuffer] = [:]
+    /// Entries whose buffer is gone are swept when the table reaches this
+    /// size, which then doubles what stays: rarely, and in amortised constant time.
+    private var sweepAt = 64
 
     /// Frames OpenAL delays its output by: the limiter's look-ahead.
     public var latencyFrames: Int { device.latencyFrames }
@@ -84,17 +87,21 @@ public final class SpatialMixer {
     }
 
     private func buffer(mono samples: [Float]) throws -> SoundBuffer {
-        uploaded.removeAll { $0.buffer.buffer == nil }
-        let storage = samples.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
-        if let storage, let shared = uploaded.first(where: { entry in
-            entry.samples.count == samples.count && entry.samples.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) } == storage
-        })?.buffer.buffer {
-            return shared
-        }
+        let storage = samples.withUnsafeBufferPointer { Storage(address: UnsafeRawPointer($0.baseAddress), count: $0.count) }
+        if let shared = uploaded[storage]?.buffer { return shared }
         let buffer = try SoundBuffer(device: device, format: AL_FORMAT_MONO_FLOAT32, interleaved: samples)
-        uploaded.append((samples, WeakBuffer(buffer: buffer)))
+        buffer.kept = samples
+        if uploaded.count >= sweepAt {
+            uploaded = uploaded.filter { $0.value.buffer != nil }
+            sweepAt = max(64, 2 * uploaded.count)
+        }
+        uploaded[storage] = WeakBuffer(buffer: buffer)
         return buffer
     }
+
+    /// The OpenAL buffers this mixer holds for mono audio: one per storage
+    /// that live sources play, however many play it.
+    package var monoBufferCount: Int { uploaded.values.count { $0.buffer != nil } }
 
     /// A point source fed `chunkFrames` frames at a time, up to `chunks` chunks ahead of what plays.
     public func makeStreamedPoint(distance: DistanceModel, chunkFrames: Int, chunks: Int) throws -> StreamedPoint {
@@ -172,4 +179,10 @@ private struct WeakBed {
 
 private struct WeakBuffer {
     weak var buffer: SoundBuffer?
+}
+
+/// Where an array's samples are and how many: one storage, however many arrays share it.
+private struct Storage: Hashable {
+    let address: UnsafeRawPointer?
+    let count: Int
 }

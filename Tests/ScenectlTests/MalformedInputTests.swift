@@ -64,7 +64,7 @@ let malformedScenes: [Malformed] = [
     Malformed("indentation 600 deep", "sources:\n" + (0..<600).map { String(repeating: "  ", count: $0 + 1) + "a\($0):\n" }.joined(),
               "room.yaml:2: sources: expected a list of sources"),
     Malformed("10 MB file", "name: x\n# " + String(repeating: "a", count: 10 << 20) + "\n",
-              "room.yaml: scene file is larger than 1024 KiB"),
+              "room.yaml: scene file is larger than 8 MiB"),
     Malformed("bad UTF-8", Data("name: caf".utf8) + Data([0xE9, 0xFF, 0x0A]), "room.yaml: scene file is not valid UTF-8 text"),
     Malformed("a NUL byte", "name: a\u{0}b\n", "room.yaml: not readable as YAML"),
     Malformed("billion laughs", billionLaughs, "room.yaml:1: a: unknown key"),
