@@ -31,11 +31,13 @@ let package = Package(
         .target(name: "AudioCore"),
         /// Counts the process's heap allocations, for the benchmarks' real-time checks.
         .target(name: "CAllocationCounter"),
+        /// The crowd's and the field's innermost loops, compiled for AVX2 where the processor has it.
+        .target(name: "CMixKernels"),
         .target(name: "Spatial", dependencies: ["COpenAL", "AudioCore"]),
         .target(name: "Devices", dependencies: ["CPulse", "CSndFile", "CSpeexDSP", "AudioCore"]),
         .target(name: "Scene", dependencies: ["AudioCore", .product(name: "Yams", package: "Yams")]),
         .target(name: "Voice", dependencies: ["CSpeexDSP", "AudioCore"]),
-        .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice"]),
+        .target(name: "Engine", dependencies: ["AudioCore", "Spatial", "Devices", "Scene", "Voice", "CMixKernels"]),
         .target(name: "Control", dependencies: ["Engine",
                                                 .product(name: "NIOCore", package: "swift-nio"),
                                                 .product(name: "NIOPosix", package: "swift-nio")],

@@ -19,38 +19,23 @@ struct DirectionBins {
 
     /// Up to four grid points and their weights, which sum to 1.
     struct Weights {
-        var bins: (Int, Int, Int, Int) = (0, 0, 0, 0)
-        var weights: (Float, Float, Float, Float) = (0, 0, 0, 0)
+        var bins = SIMD4<Int32>()
+        var weights = SIMD4<Float>()
 
-        subscript(index: Int) -> (bin: Int, weight: Float) {
-            switch index {
-            case 0: (bins.0, weights.0)
-            case 1: (bins.1, weights.1)
-            case 2: (bins.2, weights.2)
-            default: (bins.3, weights.3)
-            }
-        }
-
-        mutating func set(_ index: Int, bin: Int, weight: Float) {
-            switch index {
-            case 0: (bins.0, weights.0) = (bin, weight)
-            case 1: (bins.1, weights.1) = (bin, weight)
-            case 2: (bins.2, weights.2) = (bin, weight)
-            default: (bins.3, weights.3) = (bin, weight)
-            }
-        }
+        subscript(index: Int) -> (bin: Int, weight: Float) { (Int(bins[index]), weights[index]) }
 
         /// The weight this set gives `bin`, 0 if none.
         func weight(of bin: Int) -> Float {
-            for index in 0..<4 where self[index].bin == bin { return self[index].weight }
-            return 0
+            weights.replacing(with: 0, where: bins .!= SIMD4(repeating: Int32(bin))).max()
         }
     }
 
-    /// Ring `ring`'s first point's index; worked out each time rather than
-    /// kept in a lazily made table, whose making would allocate on the
-    /// render thread, the first to ask.
-    private static func ringStart(_ ring: Int) -> Int { rings[..<ring].reduce(0) { $0 + $1.points } }
+    /// Each ring's first point's index. Made with the first crowd source
+    /// (`prepare`), not on the render thread, where making it would allocate.
+    private static let ringStarts = rings.indices.map { ring in rings[..<ring].reduce(0) { $0 + $1.points } }
+
+    /// Makes the tables `weights` reads, off the render thread.
+    static func prepare() { _ = ringStarts.count + directions.count }
 
     /// Every point's direction in the listener's frame (OpenAL axes), by index.
     static let directions: [SIMD3<Double>] = rings.flatMap { ring in
@@ -66,30 +51,29 @@ struct DirectionBins {
     }
 
     /// Bilinear weights for `direction` (any length but 0), in the listener's frame.
+    /// Worked out in single precision, once per source and block: a 15°
+    /// grid needs no more, and a crowd of thousands asks every block.
     static func weights(for direction: SIMD3<Double>) -> Weights {
-        let length = (direction * direction).sum().squareRoot()
-        let elevation = asin(max(-1, min(1, direction.y / length))) * 180 / .pi
-        var azimuth = atan2(direction.x, -direction.z) * 180 / .pi
+        let x = Float(direction.x), y = Float(direction.y), z = Float(direction.z)
+        let length = (x * x + y * y + z * z).squareRoot()
+        // Sources level with the listener, the usual case, need no arcsine.
+        let elevation = y == 0 ? 0 : asinf(max(-1, min(1, y / length))) * 180 / .pi
+        var azimuth = atan2f(x, -z) * 180 / .pi
         if azimuth < 0 { azimuth += 360 }
         var lower = 0
-        while lower < rings.count - 2 && rings[lower + 1].elevation <= elevation { lower += 1 }
-        let up = Float((elevation - rings[lower].elevation) / (rings[lower + 1].elevation - rings[lower].elevation))
-        var result = Weights()
-        func pan(into slot: Int, ring: Int, share: Float) {
-            let points = rings[ring].points, start = ringStart(ring)
-            guard points > 1 else {
-                result.set(slot, bin: start, weight: share)
-                result.set(slot + 1, bin: start, weight: 0)
-                return
-            }
-            let position = azimuth / (360 / Double(points))
-            let first = Int(position) % points
-            let across = Float(position - position.rounded(.down))
-            result.set(slot, bin: start + first, weight: share * (1 - across))
-            result.set(slot + 1, bin: start + (first + 1) % points, weight: share * across)
+        while lower < rings.count - 2 && Float(rings[lower + 1].elevation) <= elevation { lower += 1 }
+        let up = (elevation - Float(rings[lower].elevation)) / Float(rings[lower + 1].elevation - rings[lower].elevation)
+        /// The two neighbouring points of `ring` around the azimuth, and how far it is from the first to the second.
+        func around(in ring: Int) -> (first: Int32, second: Int32, across: Float) {
+            let points = rings[ring].points, start = ringStarts[ring]
+            guard points > 1 else { return (Int32(start), Int32(start), 0) }
+            let position = azimuth * Float(points) / 360
+            let whole = position.rounded(.down)
+            let first = Int(whole) % points
+            return (Int32(start + first), Int32(start + (first + 1) % points), position - whole)
         }
-        pan(into: 0, ring: lower, share: 1 - up)
-        pan(into: 2, ring: lower + 1, share: up)
-        return result
+        let below = around(in: lower), above = around(in: lower + 1)
+        return Weights(bins: SIMD4(below.first, below.second, above.first, above.second),
+                       weights: SIMD4((1 - up) * (1 - below.across), (1 - up) * below.across, up * (1 - above.across), up * above.across))
     }
 }

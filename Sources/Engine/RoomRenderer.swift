@@ -159,7 +159,7 @@ public final class RoomRenderer {
             let mixer = try SpatialMixer(algorithm: algorithm, layout: algorithm == .hrtf ? .stereo : route.layout,
                                          sampleRate: Room.sampleRate,
                                          sources: max(256, 2 * room.sources.count + 64) + SessionControls.joinCapacity
-                                            + SoundFieldBus.streamCount,
+                                            + 1, // the sound field's stream
                                          voices: room.playingVoices(levelOfDetail))
             try mixer.setDistanceModel(distance)
             try mixer.setListener(position: listener.position, orientation: listener.orientation)
@@ -602,7 +602,7 @@ extension Room {
     /// The most OpenAL voices a mix of this room plays at once, for its
     /// mixers to make ready: a voice per channel of a bed, one per other
     /// source, a crowd's voices alone and as many fading out, the sound
-    /// field's streams, and the sources that may join the mix.
+    /// field's stream, and the sources that may join the mix.
     func playingVoices(_ levelOfDetail: LevelOfDetail) -> Int {
         let crowd = hasCrowd(levelOfDetail)
         let members = sources.reduce(0) { count, source in
@@ -611,7 +611,7 @@ extension Room {
             return count + 1
         }
         // The joined sources have a voice on each of the two OpenAL buses, of which one is this.
-        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + SoundFieldBus.streamCount
+        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + 1
             + SessionControls.joinCapacityPerMix
     }
 }

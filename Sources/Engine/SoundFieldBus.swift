@@ -1,4 +1,5 @@
 import AudioCore
+import CMixKernels
 import Scene
 import Spatial
 
@@ -91,9 +92,12 @@ final class SoundFieldBus {
     /// Below this gain at the listener a crowd source is not encoded at all: -80 dB.
     static let audibleGain: Float = 1e-4
 
-    private let streams: [StreamedVoice]
-    /// Rows of `components` gains, one per stream channel (or per stream).
+    /// The decoded feeds, interleaved, into the route's bus.
+    private let stream: StreamedVoice
+    /// On loudspeakers, rows of `components` gains, one per output channel.
     private let decoder: [Float]
+    /// On headphones, the virtual speakers' responses folded with their rows.
+    private let binaural: BinauralDecoder?
     private let outputs: Int
     /// Per field component, on headphones: the high-frequency power the
     /// virtual speakers' spread loses.
@@ -120,20 +124,27 @@ final class SoundFieldBus {
     /// Nothing sounds in it: its streams are stopped and no chunk is made,
     /// until a source joins. A room without field sources pays nothing for it.
     @exclusivity(unchecked) private(set) var isIdle = true
-    /// One chunk per direction bin, bin-major, and one for the direction-less part.
-    @exclusivity(unchecked) private var binned: [Float] = []
+    /// Per direction bin, bin-major, and one for the direction-less part: a
+    /// chunk of what its sources add at their gains at the chunk's start,
+    /// and a chunk of what they add as their gains change across it.
+    /// Made with the first crowd source, freed with the field.
+    private var steadyBins = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
+    private var rampingBins = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
     @exclusivity(unchecked) private var binTouched: [Bool] = []
+    /// One crowd source's bins and gains for the chunk, for `mix_add_to_bins`: at most
+    /// the four it leaves, the four it enters, and the direction-less part.
+    private let entryBins = UnsafeMutableBufferPointer<Int32>.allocate(capacity: 9)
+    private let entryStarts = UnsafeMutableBufferPointer<Float>.allocate(capacity: 9)
+    private let entryChanges = UnsafeMutableBufferPointer<Float>.allocate(capacity: 9)
     /// Each bin's encoding gains, `components` apiece; the last is the direction-less part.
     private let binHarmonics: [Float]
     /// (frame + 1) / chunk: how far through the chunk a gain has ramped.
     private let ramp: [Float]
-    @exclusivity(unchecked) private var rampedSignal: [Float]
 
     /// - Parameter mixer: the route's own bus, which plays the decoded field.
-    /// The most OpenAL streams the field plays on its bus: a virtual speaker each, under HRTF.
-    static let streamCount = Ambisonics.virtualSpeakerDirections(order: order).count
     /// Emitters per joined place: a bed's speaker feeds, at most those of a third-order field sampled.
-    static let joinedEmittersPerPlace = max(streamCount, ChannelLayout.surround71.channelCount)
+    static let joinedEmittersPerPlace = max(Ambisonics.virtualSpeakerDirections(order: order).count,
+                                            ChannelLayout.surround71.channelCount)
 
     /// - Parameters:
     ///   - distance: the room's distance law, for the sources that join.
@@ -149,7 +160,6 @@ final class SoundFieldBus {
         let chunk = Self.chunkFrames
         if mixer.algorithm == .hrtf {
             let directions = Ambisonics.virtualSpeakerDirections(order: Self.order)
-            streams = try directions.map { try mixer.makeVirtualSpeakerStream(direction: $0, chunkFrames: chunk, chunks: Self.chunks) }
             // Two bands. Below 1.5 kHz, where neighbouring virtual speakers
             // reach the ears in phase and the interaural time difference
             // lives, the basic decoder sums the field's pressure and
@@ -159,29 +169,33 @@ final class SoundFieldBus {
             // decoder's spread loses. With max-rE in both bands a source at
             // 90 degrees had the ITD of one at 60.
             let rows = Self.samplingDecoder(directions, maxRE: false)
-            decoder = rows.flatMap { $0 }
-            outputs = directions.count
+            binaural = try BinauralDecoder(rows: rows, directions: directions, chunkFrames: chunk)
+            decoder = []
+            outputs = 2
             let restore = 1 / Self.meanPower(Self.samplingDecoder(directions, maxRE: true)).squareRoot()
             let weights = Ambisonics.maxREWeights(order: Self.order)
             // The shelf reaches the square of its gain at the top.
             diffuseShelves = Self.degrees.map { degree in
                 HighShelfFilter(gainHF: (weights[degree] * restore).squareRoot(), sampleRate: Double(Room.sampleRate), corner: 1_500)
             }
-            feeds = [Float](repeating: 0, count: chunk)
         } else {
-            streams = [try mixer.makeOutputStream(chunkFrames: chunk, chunks: Self.chunks)]
             decoder = Self.loudspeakerDecoder(mixer.layout).flatMap { $0 }
+            binaural = nil
             outputs = mixer.channelCount
             diffuseShelves = []
-            feeds = [Float](repeating: 0, count: chunk * outputs)
         }
+        stream = try mixer.makeOutputStream(chunkFrames: chunk, chunks: Self.chunks)
+        feeds = [Float](repeating: 0, count: chunk * outputs)
         field = [Float](repeating: 0, count: chunk * Self.components)
         signal = [Float](repeating: 0, count: chunk)
-        // Its own buffer: a copy of `signal` would share it until the render thread first writes.
-        rampedSignal = [Float](repeating: 0, count: chunk)
         ramp = (0..<chunk).map { Float($0 + 1) / Float(chunk) }
         binHarmonics = DirectionBins.directions.flatMap { Ambisonics.harmonics(direction: $0, order: Self.order).map(Float.init) }
             + [1] + [Float](repeating: 0, count: Self.components - 1)
+    }
+
+    deinit {
+        for buffer in [steadyBins, rampingBins, entryStarts, entryChanges] { buffer.deallocate() }
+        entryBins.deallocate()
     }
 
     /// Adds a point source; returns its index for `setSpatialShare` and `setPoint`.
@@ -238,7 +252,11 @@ final class SoundFieldBus {
     /// Adds a crowd source; returns its index for `setCrowdShare` and `setCrowdPoint`.
     func addCrowdPoint(_ signal: TimelineSamples, motion: SourceMotion, distance: DistanceModel, gain: Double, scale: Double) -> Int {
         if crowd.isEmpty {
-            binned = [Float](repeating: 0, count: (DirectionBins.count + 1) * Self.chunkFrames)
+            DirectionBins.prepare()
+            steadyBins = .allocate(capacity: (DirectionBins.count + 1) * Self.chunkFrames)
+            steadyBins.initialize(repeating: 0)
+            rampingBins = .allocate(capacity: (DirectionBins.count + 1) * Self.chunkFrames)
+            rampingBins.initialize(repeating: 0)
             binTouched = [Bool](repeating: false, count: DirectionBins.count + 1)
         }
         crowd.append(CrowdEmitter(signal: signal, motion: motion, distance: distance, gain: gain, scale: scale))
@@ -299,7 +317,7 @@ final class SoundFieldBus {
     func prepare(from start: Int, through end: Int) throws {
         if isIdle { return }
         if emitters.isEmpty && crowd.isEmpty && joinedSounding == 0 && producedFrame <= start {
-            for stream in streams { try stream.rewind() }
+            try stream.rewind()
             isIdle = true
             return
         }
@@ -343,9 +361,11 @@ final class SoundFieldBus {
     private func decodeAndQueue() throws {
         let chunk = Self.chunkFrames, components = Self.components
         try field.withUnsafeBufferPointer { field in
-            try decoder.withUnsafeBufferPointer { decoder in
-                try feeds.withUnsafeMutableBufferPointer { feeds in
-                    if streams.count == 1 {
+            try feeds.withUnsafeMutableBufferPointer { feeds in
+                if let binaural {
+                    binaural.decode(field.baseAddress!, into: feeds.baseAddress!)
+                } else {
+                    decoder.withUnsafeBufferPointer { decoder in
                         for frame in 0..<chunk {
                             for output in 0..<outputs {
                                 var sum: Float = 0
@@ -353,18 +373,9 @@ final class SoundFieldBus {
                                 feeds[frame * outputs + output] = sum
                             }
                         }
-                        try streams[0].queue(UnsafeBufferPointer(feeds))
-                    } else {
-                        for (output, stream) in streams.enumerated() {
-                            for frame in 0..<chunk {
-                                var sum: Float = 0
-                                for component in 0..<components { sum += decoder[output * components + component] * field[frame * components + component] }
-                                feeds[frame] = sum
-                            }
-                            try stream.queue(UnsafeBufferPointer(feeds))
-                        }
                     }
                 }
+                try stream.queue(UnsafeBufferPointer(feeds))
             }
         }
     }
@@ -433,10 +444,11 @@ final class SoundFieldBus {
 
     /// Pans every audible crowd source onto its bins, its gains ramping
     /// across the chunk, then encodes each bin that got any into the field.
+    /// A source costs two multiply-adds per sample and bin it touches,
+    /// whichever way it moves; the ramp and the encoding are paid per bin.
     private func encodeCrowd() {
         let chunk = Self.chunkFrames, omniBin = DirectionBins.count
-        binned.withUnsafeMutableBufferPointer { binned in
-            crowd.withUnsafeMutableBufferPointer { crowd in
+        crowd.withUnsafeMutableBufferPointer { crowd in
             for index in crowd.indices {
                 var next = DirectionBins.Weights(), nextOmni: Float = 0
                 var direction = toListener * (crowd[index].motion.position(at: producedFrame) - listenerPosition)
@@ -447,49 +459,52 @@ final class SoundFieldBus {
                     let focus = min(length / Self.focusDistance, 1)
                     if length == 0 { direction = SIMD3(0, 0, -1) }
                     next = DirectionBins.weights(for: direction)
-                    for slot in 0..<4 {
-                        let (bin, weight) = next[slot]
-                        next.set(slot, bin: bin, weight: weight * Float(amplitude * focus))
-                    }
+                    next.weights *= Float(amplitude * focus)
                     nextOmni = Float(amplitude * (1 - focus))
                 }
                 let previous = primed ? crowd[index].bins : next
                 let previousOmni = primed ? crowd[index].omni : nextOmni
                 crowd[index].bins = next
                 crowd[index].omni = nextOmni
-                let silent = (0..<4).allSatisfy { previous[$0].weight == 0 && next[$0].weight == 0 } && previousOmni == 0 && nextOmni == 0
-                if silent { continue }
-                signal.withUnsafeMutableBufferPointer { signal in
-                    crowd[index].signal.read(into: signal, from: producedFrame)
-                    rampedSignal.withUnsafeMutableBufferPointer { ramped in
-                        ramp.withUnsafeBufferPointer { ramp in
-                            for frame in 0..<chunk { ramped[frame] = signal[frame] * ramp[frame] }
-                        }
-                        let plain = signal.baseAddress!, ramped = ramped.baseAddress!
-                        func add(bin: Int, from start: Float, to end: Float) {
-                            let row = binned.baseAddress! + bin * chunk, change = end - start
-                            for frame in 0..<chunk { row[frame] += plain[frame] * start + ramped[frame] * change }
-                            binTouched[bin] = true
-                        }
-                        for slot in 0..<4 where previous[slot].weight != 0 {
-                            add(bin: previous[slot].bin, from: previous[slot].weight, to: next.weight(of: previous[slot].bin))
-                        }
-                        for slot in 0..<4 where next[slot].weight != 0 && previous.weight(of: next[slot].bin) == 0 {
-                            add(bin: next[slot].bin, from: 0, to: next[slot].weight)
-                        }
-                        if previousOmni != 0 || nextOmni != 0 { add(bin: omniBin, from: previousOmni, to: nextOmni) }
+                // The bins it leaves ramp to nothing, those it enters from nothing.
+                var entries = 0
+                func add(_ bin: Int, from start: Float, to end: Float) {
+                    entryBins[entries] = Int32(bin)
+                    entryStarts[entries] = start
+                    entryChanges[entries] = end - start
+                    binTouched[bin] = true
+                    entries += 1
+                }
+                if previous.bins == next.bins {
+                    // Still between the same grid points: the usual case, block after block.
+                    for slot in 0..<4 where previous.weights[slot] != 0 || next.weights[slot] != 0 {
+                        add(Int(next.bins[slot]), from: previous.weights[slot], to: next.weights[slot])
+                    }
+                } else {
+                    for slot in 0..<4 where previous[slot].weight != 0 {
+                        add(previous[slot].bin, from: previous[slot].weight, to: next.weight(of: previous[slot].bin))
+                    }
+                    for slot in 0..<4 where next[slot].weight != 0 && previous.weight(of: next[slot].bin) == 0 {
+                        add(next[slot].bin, from: 0, to: next[slot].weight)
+                    }
+                }
+                if previousOmni != 0 || nextOmni != 0 { add(omniBin, from: previousOmni, to: nextOmni) }
+                guard entries > 0 else { continue }
+                signal.withUnsafeMutableBufferPointer { scratch in
+                    crowd[index].signal.withSamples(from: producedFrame, scratch: scratch) { samples in
+                        mix_add_to_bins(steadyBins.baseAddress, rampingBins.baseAddress, Int32(chunk), samples,
+                                        entryBins.baseAddress, entryStarts.baseAddress, entryChanges.baseAddress, Int32(entries))
                     }
                 }
             }
-            }
-            // A frame of the third-order field is one vector of its 16 components.
-            field.withUnsafeMutableBytes { field in
-                binHarmonics.withUnsafeBytes { harmonics in
-                    let frames = field.bindMemory(to: SIMD16<Float>.self), gains = harmonics.bindMemory(to: SIMD16<Float>.self)
+        }
+        field.withUnsafeMutableBufferPointer { field in
+            ramp.withUnsafeBufferPointer { ramp in
+                binHarmonics.withUnsafeBufferPointer { harmonics in
                     for bin in 0...omniBin where binTouched[bin] {
-                        let row = binned.baseAddress! + bin * chunk, gain = gains[bin]
-                        for frame in 0..<chunk { frames[frame] += gain * row[frame] }
-                        row.update(repeating: 0, count: chunk)
+                        mix_bin_into_field(field.baseAddress, Int32(Self.components), Int32(chunk),
+                                           steadyBins.baseAddress! + bin * chunk, rampingBins.baseAddress! + bin * chunk,
+                                           ramp.baseAddress, harmonics.baseAddress! + bin * Self.components)
                         binTouched[bin] = false
                     }
                 }

@@ -46,6 +46,21 @@ struct TimelineSamples {
         }
     }
 
+    /// Hands `body` the samples for timeline frames `frame ..< frame + scratch.count`:
+    /// straight from the sound where they lie in one run at rate 1, which
+    /// saves a crowd source's copy, or else as `read` writes them into `scratch`.
+    func withSamples(from frame: Int, scratch: UnsafeMutableBufferPointer<Float>, _ body: (UnsafePointer<Float>) -> Void) {
+        let offset = frame - startFrame
+        if playing, rate == 1, offset >= 0, offset < samples.count || loop {
+            let position = offset % samples.count
+            if position + scratch.count <= samples.count {
+                return samples.withUnsafeBufferPointer { body($0.baseAddress! + position) }
+            }
+        }
+        read(into: scratch, from: frame)
+        body(scratch.baseAddress!)
+    }
+
     /// At rate 1 the samples are copied in runs: silence, then the sound
     /// from its offset, wrapping while it loops, then silence.
     private func copy(into output: UnsafeMutableBufferPointer<Float>, from frame: Int) {
