@@ -14,6 +14,7 @@ packages=(
   pulseaudio                      # the live tests run roomd against a private server with null sinks
   librsvg2-bin                    # rsvg-convert: --plot FILE.png
   python3 python3-jsonschema      # Tools/roomctl.py, and the protocol schema checks of the live tests
+  valgrind binutils               # Tools/benchmark.sh --instructions: callgrind, and strip
 )
 
 missing=()

@@ -12,9 +12,9 @@ import Glibc
 /// listener, each looping its own second of noise.
 ///
 /// Source `i` of `n` orbits at 2 + (i mod 8) m, once every 8 + (i mod 5) s,
-/// starting at 360° · i / n, along a circle of 36 straight segments.
+/// starting at 360° · i / n, along a circle of 12 straight segments.
 enum OrbitScene {
-    static let segments = 36
+    static let segments = 12
 
     static func room(sources count: Int, route: OutputRoute = .headphones, algorithm: SourceAlgorithm = .auto) -> Room {
         var generator = NoiseGenerator(seed: 3)

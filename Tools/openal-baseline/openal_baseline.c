@@ -5,9 +5,10 @@
  * `roombench openal` gives the engine: the same sources, noise, paths,
  * distance model and device settings, so the difference is the engine.
  *
- *   openal_baseline SOURCES SECONDS
+ *   openal_baseline SOURCES SECONDS [static]
  *
- * prints one line: "cpu_seconds_per_audio_second <value>".
+ * prints one line: "cpu_seconds_per_audio_second <value>". With "static"
+ * the sources stay where their paths start.
  */
 /* The loopback device is an extension: ask alext.h for its prototypes. */
 #define AL_ALEXT_PROTOTYPES 1
@@ -17,9 +18,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
-enum { RATE = 48000, BLOCK = 480, NOISE_FRAMES = 48000, KEYFRAMES = 37 };
+enum { RATE = 48000, BLOCK = 480, NOISE_FRAMES = 48000, KEYFRAMES = 13 };
 
 static double thread_cpu_seconds(void) {
     struct timespec t;
@@ -28,7 +30,7 @@ static double thread_cpu_seconds(void) {
 }
 
 /* The benchmark's path for source `index` of `count`: a circle around the
- * listener as 36 straight segments, repeating; see BenchmarkScene.swift. */
+ * listener as 12 straight segments, repeating; see OrbitScene.swift. */
 static void orbit_position(int index, int count, double time, float out[3]) {
     const double radius = 2.0 + (double)(index % 8);
     const double period = 8.0 + (double)(index % 5);
@@ -47,10 +49,11 @@ static void orbit_position(int index, int count, double time, float out[3]) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: openal_baseline SOURCES SECONDS\n");
+    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "static") != 0)) {
+        fprintf(stderr, "usage: openal_baseline SOURCES SECONDS [static]\n");
         return 2;
     }
+    const int moving = argc == 3;
     int count = atoi(argv[1]);
     double seconds = atof(argv[2]);
     if (count < 1 || count > 256 || !(seconds > 0)) {
@@ -109,7 +112,7 @@ int main(int argc, char **argv) {
     double started = thread_cpu_seconds();
     for (long block = 0; block < blocks; block++) {
         double time = (double)(block * BLOCK) / RATE;
-        for (int i = 0; i < count; i++) {
+        for (int i = 0; moving && i < count; i++) {
             float position[3];
             orbit_position(i, count, time, position);
             alSourcefv(sources[i], AL_POSITION, position);
