@@ -7,6 +7,7 @@ is in Sources/Control/PROTOCOL.md and protocol.schema.json.
 
     roomctl.py status
     roomctl.py request move '{"id": "bard", "position": [2, 0, -1], "overMs": 500}'
+    roomctl.py request moves '{"sources": {"bard": [2, 0, -1], "hearth": [0, 0, -3]}, "overMs": 33}'
     roomctl.py events [--since SEQ [--stream NAME]] [--only speechStarted,speechEnded] [--follow] [--count N]
 
 Exit codes: 0 done, 1 roomd refused or is gone, 2 usage.

@@ -13,9 +13,11 @@ import Foundation
 public enum ControlProtocol {
     public static let version = 1
     /// The longest request line; a longer one is refused and the connection closed.
-    public static let maximumLineBytes = 64 * 1024
+    /// A `moves` of 4096 sources with 64-character ids and full-precision
+    /// coordinates comes to about 600 KB.
+    public static let maximumLineBytes = 1024 * 1024
 
-    public static let verbs = ["status", "load", "add", "remove", "set", "move", "listener", "gain", "play", "stop", "duck", "mute",
+    public static let verbs = ["status", "load", "add", "remove", "set", "move", "moves", "listener", "gain", "play", "stop", "duck", "mute",
                                "aec", "route", "mic", "sink", "prompt", "events", "save"]
 
     /// A request line: its verb and arguments.
@@ -108,6 +110,14 @@ public struct ControlService: Sendable {
             let id = try args.string("id")
             try session.move(id, to: try args.position("position"), overMilliseconds: try args.number("overMs", in: 0...600_000) ?? 0)
             return [:]
+        case "moves":
+            let positions = try args.positions("sources")
+            do {
+                try session.move(positions, overMilliseconds: try args.number("overMs", in: 0...600_000) ?? 0)
+            } catch let refusal as RoomSession.MovesRefusal {
+                throw args.refuse("sources.\(refusal.id)", args.entry("sources", refusal.id), refusal.description)
+            }
+            return ["moved": positions.count]
         case "listener":
             try session.setListener(position: try args.optionalPosition("position"), yaw: try args.number("yaw", in: -360...360),
                                        pitch: try args.number("pitch", in: -90...90), roll: try args.number("roll", in: -180...180))
@@ -219,13 +229,40 @@ struct Arguments {
 
     func optionalPosition(_ field: String) throws -> Position? {
         guard let raw = values[field] else { return nil }
-        // JSON's true and false would pass for 1 and 0 through Foundation's numbers.
-        guard let numbers = raw as? [NSNumber], numbers.count == 3, !numbers.contains(where: Self.isBoolean),
-              numbers.allSatisfy({ $0.doubleValue.isFinite && abs($0.doubleValue) <= 10_000 }) else {
-            throw refuse(field, raw, "expected [x, y, z] in metres, each within 10 km")
-        }
-        return Position(numbers[0].doubleValue, numbers[1].doubleValue, numbers[2].doubleValue)
+        guard let position = Self.position(raw) else { throw refuse(field, raw, Self.positionRule) }
+        return position
     }
 
     func position(_ field: String) throws -> Position { try required(optionalPosition(field), field) }
+
+    /// `moves`' object of ids to positions. Every entry is checked; the
+    /// first bad one in id order is named, with how many others are bad.
+    func positions(_ field: String) throws -> [String: Position] {
+        guard let entries = values[field] as? [String: Any], !entries.isEmpty else {
+            throw refuse(field, values[field], "expected an object of source ids to [x, y, z], at least one")
+        }
+        var positions = [String: Position](minimumCapacity: entries.count)
+        var refused: [String] = []
+        for (id, raw) in entries {
+            if let position = Self.position(raw) { positions[id] = position } else { refused.append(id) }
+        }
+        if let first = refused.min() {
+            throw refuse("\(field).\(first)", entries[first],
+                         Self.positionRule + RoomSession.MovesRefusal.nothingMoved(othersRefused: refused.count - 1))
+        }
+        return positions
+    }
+
+    /// The value of `id` in the object `field`, as the client sent it.
+    func entry(_ field: String, _ id: String) -> Any? { (values[field] as? [String: Any])?[id] }
+
+    static let positionRule = "expected [x, y, z] in metres, each within 10 km"
+
+    /// `raw` as a position: three finite numbers within 10 km, not true or false.
+    static func position(_ raw: Any) -> Position? {
+        // JSON's true and false would pass for 1 and 0 through Foundation's numbers.
+        guard let numbers = raw as? [NSNumber], numbers.count == 3, !numbers.contains(where: isBoolean),
+              numbers.allSatisfy({ $0.doubleValue.isFinite && abs($0.doubleValue) <= 10_000 }) else { return nil }
+        return Position(numbers[0].doubleValue, numbers[1].doubleValue, numbers[2].doubleValue)
+    }
 }

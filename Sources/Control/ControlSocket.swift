@@ -25,12 +25,22 @@ struct LineDecoder: ByteToMessageDecoder {
 
     /// The longest line taken: the protocol's for requests; answers may be any size.
     let maximumBytes: Int
+    /// Bytes of the line under way already searched for its end: a long
+    /// line comes in many reads, and each looks only at what is new.
+    private var searchedBytes = 0
+
+    init(maximumBytes: Int) {
+        self.maximumBytes = maximumBytes
+    }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) else {
+        let unsearched = buffer.readableBytesView.dropFirst(searchedBytes)
+        guard let newline = unsearched.firstIndex(of: UInt8(ascii: "\n")) else {
             if buffer.readableBytes > maximumBytes { throw LineTooLong() }
+            searchedBytes = buffer.readableBytes
             return .needMoreData
         }
+        searchedBytes = 0
         let length = newline - buffer.readerIndex
         if length > maximumBytes { throw LineTooLong() }
         let line = buffer.readSlice(length: length)!
@@ -42,6 +52,7 @@ struct LineDecoder: ByteToMessageDecoder {
     mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         // A client gone mid-line sent no request: drop the part.
         buffer.moveReaderIndex(to: buffer.writerIndex)
+        searchedBytes = 0
         return .needMoreData
     }
 }

@@ -38,7 +38,7 @@ public final class RoomSession: @unchecked Sendable {
     public let devices: (microphoneIsCapture: Bool, outputIsPlayback: Bool)
 
     private let lock = NSLock()
-    private var room: Room
+    private var room: Room { didSet { sourcePlaces = nil } }
     /// The microphone the device feeds; the engine reads it on the render thread.
     public let deviceMicrophone: PushedAudioSource
     private var deviceRoute: OutputRoute?
@@ -79,7 +79,11 @@ public final class RoomSession: @unchecked Sendable {
     /// Signalled by the pump thread as it ends.
     private let pumpEnded = DispatchSemaphore(value: 0)
     /// Sources that joined while the room plays, in the order they joined.
-    private var joinedSources: [JoinedEntry] = []
+    private var joinedSources: [JoinedEntry] = [] { didSet { sourcePlaces = nil } }
+    /// Where each source's entry is, by id: made again on the first look
+    /// after the room or the joined sources change, so a game's tick that
+    /// moves thousands finds each in constant time.
+    private var sourcePlaces: [String: SourcePlace]?
     /// Scene sources removed: silenced at once, stopped once the fade has played.
     private var removals: [(slot: Int, frame: Int)] = []
     /// What `sink record` writes into, until the next `sink`, and why it stopped early if it did.
@@ -87,6 +91,12 @@ public final class RoomSession: @unchecked Sendable {
     private var recordingStopped: String?
     /// A `set` changed how a source renders: new renderers are wanted for the same route.
     private var roomChanged = false
+
+    /// Where a source's entry is: an index into `room.sources` or into `joinedSources`.
+    private enum SourcePlace {
+        case room(Int)
+        case joined(Int)
+    }
 
     private struct JoinedEntry {
         var description: SourceDescription
@@ -309,22 +319,86 @@ public final class RoomSession: @unchecked Sendable {
 
     /// Glides the source from where it is now to `position` over `overMilliseconds`.
     public func move(_ id: String, to position: Position, overMilliseconds: Double) throws {
+        do {
+            try move([id: position], overMilliseconds: overMilliseconds)
+        } catch let refusal as MovesRefusal {
+            throw refusal.problem
+        }
+    }
+
+    /// Glides every source in `positions` from where it is now to its
+    /// position over `overMilliseconds`, all from the same frame: a game's
+    /// tick. All or nothing: when any id is unknown or names a source
+    /// without a position, throws `MovesRefusal` and moves none.
+    public func move(_ positions: [String: Position], overMilliseconds: Double) throws {
         try lock.withLock {
-            let source = try self.source(id)
-            if let source, !source.isPoint {
-                throw SessionError.refused("source \"\(id)\" is \(Self.kind(of: source)): it has no position to move")
+            var planned: [PlannedMove] = []
+            planned.reserveCapacity(positions.count)
+            var refused: [(id: String, problem: SessionError)] = []
+            for (id, target) in positions {
+                switch motion(of: id) {
+                case .success(let motion): planned.append(PlannedMove(id: id, to: target, placement: motion.placement, origin: motion.origin))
+                case .failure(let problem): refused.append((id, problem))
+                }
             }
-            if let joined = joinedSources.first(where: { $0.description.id == id }), !joined.hasPosition {
-                let kind = joined.feed.speakers == nil ? "played as it is (passthrough)" : "a bed"
-                throw SessionError.refused("source \"\(id)\" is \(kind): it has no position to move")
+            // The first in id order, so the same request is always refused in the same words.
+            if let first = refused.min(by: { $0.id < $1.id }) {
+                throw MovesRefusal(id: first.id, problem: first.problem, othersRefused: refused.count - 1)
             }
-            let description = description(of: id)!
             let frame = live.frame
-            controls.update(id) { state in
-                let from = Self.position(of: description, state, at: frame)
-                state.glide = Glide(from: from, to: position, startFrame: frame,
-                                    endFrame: frame + Int((overMilliseconds / 1000 * Double(Room.sampleRate)).rounded()))
+            let endFrame = frame + Int((overMilliseconds / 1000 * Double(Room.sampleRate)).rounded())
+            for move in planned {
+                controls.update(move.id) { state in
+                    let from = state.glide?.position(at: frame)
+                        ?? move.placement.position(at: Double(frame - move.origin) / Double(Room.sampleRate))
+                    state.glide = Glide(from: from, to: move.to, startFrame: frame, endFrame: endFrame)
+                }
             }
+        }
+    }
+
+    /// Why a request to move many sources moved none: the first source, in
+    /// id order, that cannot move, and how many others in it cannot either.
+    public struct MovesRefusal: Error, CustomStringConvertible {
+        public let id: String
+        public let problem: SessionError
+        public let othersRefused: Int
+
+        public var description: String { "\(problem)" + Self.nothingMoved(othersRefused: othersRefused) }
+
+        /// How a refusal to move many ends: how many more were refused, and that none moved.
+        public static func nothingMoved(othersRefused: Int) -> String {
+            (othersRefused > 0 ? " (and \(othersRefused) more refused)" : "") + "; nothing moved"
+        }
+    }
+
+    /// A source to glide, checked, with the placement it follows until its first glide.
+    private struct PlannedMove {
+        let id: String
+        let to: Position
+        let placement: Placement
+        /// The timeline frame `placement`'s time 0 falls on: when a joined source joined.
+        let origin: Int
+    }
+
+    /// The placement source `id` follows until a live move takes over, and
+    /// the frame its time 0 falls on; why it has none to move. Under the lock.
+    private func motion(of id: String) -> Result<(placement: Placement, origin: Int), SessionError> {
+        switch place(of: id) {
+        case .room(let index)?:
+            guard room.sources[index].isPoint else {
+                return .failure(.refused("source \"\(id)\" is \(Self.kind(of: room.sources[index])): it has no position to move"))
+            }
+            return .success((room.sources[index].description.placement, 0))
+        case .joined(let index)?:
+            let joined = joinedSources[index]
+            guard joined.hasPosition else {
+                let kind = joined.feed.speakers == nil ? "played as it is (passthrough)" : "a bed"
+                return .failure(.refused("source \"\(id)\" is \(kind): it has no position to move"))
+            }
+            return .success((joined.feed.placement, joined.feed.origin))
+        case nil:
+            return .failure(unknownSource(id))
         }
     }
 
@@ -935,19 +1009,42 @@ public final class RoomSession: @unchecked Sendable {
 
     /// The room's own source `id`, or nil for one that joined; throws for an id the room does not have.
     private func source(_ id: String) throws -> RoomSource? {
-        if let source = room.sources.first(where: { $0.description.id == id }) { return source }
-        if joinedSources.contains(where: { $0.description.id == id }) { return nil }
-        throw unknownSource(id)
+        switch place(of: id) {
+        case .room(let index)?: return room.sources[index]
+        case .joined?: return nil
+        case nil: throw unknownSource(id)
+        }
     }
 
+    /// The most ids an unknown id's error lists; a bigger room is counted instead.
+    private static let listedIDs = 16
+
     private func unknownSource(_ id: String) -> SessionError {
+        let count = room.sources.count + joinedSources.count
+        guard count <= Self.listedIDs else {
+            return SessionError.unknown("no source \"\(id)\" in this room of \(count) sources (status lists them)")
+        }
         let known = room.sources.map(\.description.id) + joinedSources.map(\.description.id)
         return SessionError.unknown("no source \"\(id)\" in this room; it has \(known.isEmpty ? "none" : known.joined(separator: ", "))")
     }
 
     /// A source's entry as the session holds it now.
     private func description(of id: String) -> SourceDescription? {
-        room.sources.first { $0.description.id == id }?.description ?? joinedSources.first { $0.description.id == id }?.description
+        switch place(of: id) {
+        case .room(let index)?: room.sources[index].description
+        case .joined(let index)?: joinedSources[index].description
+        case nil: nil
+        }
+    }
+
+    /// Where source `id`'s entry is; the room's own first, as ids are unique. Under the lock.
+    private func place(of id: String) -> SourcePlace? {
+        if let places = sourcePlaces { return places[id] }
+        var places = [String: SourcePlace](minimumCapacity: room.sources.count + joinedSources.count)
+        for (index, joined) in joinedSources.enumerated() { places[joined.description.id] = .joined(index) }
+        for (index, source) in room.sources.enumerated().reversed() { places[source.description.id] = .room(index) }
+        sourcePlaces = places
+        return places[id]
     }
 
     /// Where a source with `state` is at `frame`.

@@ -182,6 +182,57 @@ struct Move: DaemonVerb {
     }
 }
 
+struct Moves: DaemonVerb {
+    static let configuration = CommandConfiguration(
+        abstract: "Move many point sources in one request, all from the same frame: a game's tick.",
+        discussion: """
+        Each entry is ID=X,Y,Z in metres: scenectl moves --over 33 bard=2,0,-1 hearth=-1.5,0,0. \
+        With - as the only entry, the entries are read from standard input, separated by spaces or lines. \
+        All or nothing: an unknown id, a source without a position or a bad coordinate refuses the \
+        request, and none moves.
+        """)
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "ID=X,Y,Z, or - to read them from standard input.") var entries: [String]
+    @Option(help: "Glide there over this many milliseconds.") var over: Double = 0
+
+    /// Whether the entries come on standard input.
+    var readsStandardInput: Bool { entries == ["-"] }
+
+    func validate() throws {
+        guard !entries.isEmpty else { throw ValidationError("give ID=X,Y,Z entries, or - to read them from standard input") }
+        if !readsStandardInput { _ = try Self.positions(entries) }
+        guard over.isFinite, (0...600_000).contains(over) else { throw ValidationError("--over \(over): expected 0 to 600000 ms") }
+    }
+
+    func request() throws -> ControlProtocol.Request {
+        let given = readsStandardInput
+            ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).split(whereSeparator: \.isWhitespace).map(String.init)
+            : entries
+        let positions = try Self.positions(given)
+        return .init(verb: "moves", args: ["sources": positions.mapValues { [$0.x, $0.y, $0.z] }, "overMs": over])
+    }
+
+    func describe(_ result: [String: Any]) -> String { "moved \(result["moved"] ?? 0)" }
+
+    /// `ID=X,Y,Z` entries by id; an entry that is not one, or an id given twice, is a usage error.
+    static func positions(_ entries: [String]) throws -> [String: Position] {
+        guard !entries.isEmpty else { throw ValidationError("no ID=X,Y,Z entries") }
+        var positions = [String: Position](minimumCapacity: entries.count)
+        for entry in entries {
+            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let numbers = parts.count == 2 ? parts[1].split(separator: ",", omittingEmptySubsequences: false).compactMap { Double($0) } : []
+            guard parts.count == 2, !parts[0].isEmpty, numbers.count == 3, numbers.allSatisfy({ $0.isFinite && abs($0) <= 10_000 }) else {
+                throw ValidationError("\(entry): expected ID=X,Y,Z in metres, each within 10 km")
+            }
+            let id = String(parts[0])
+            guard positions.updateValue(Position(numbers[0], numbers[1], numbers[2]), forKey: id) == nil else {
+                throw ValidationError("\(entry): source \(id) is given twice")
+            }
+        }
+        return positions
+    }
+}
+
 struct Listener: DaemonVerb {
     static let configuration = CommandConfiguration(abstract: "Move or turn the listener; what is not given stays.")
     @OptionGroup var daemon: DaemonOptions

@@ -12,7 +12,7 @@ struct Scenectl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenectl",
         abstract: "Render voice-room scenes offline, and steer a running roomd.",
-        subcommands: [Render.self, ProcessVoice.self, Status.self, Load.self, Add.self, Remove.self, SetProperty.self, Move.self, Listener.self, Turn.self, Gain.self,
+        subcommands: [Render.self, ProcessVoice.self, Status.self, Load.self, Add.self, Remove.self, SetProperty.self, Move.self, Moves.self, Listener.self, Turn.self, Gain.self,
                       Play.self, Stop.self, Duck.self, Mute.self, Aec.self, Route.self, Mic.self, Sink.self, Prompt.self,
                       Events.self, Save.self]
     )

@@ -58,9 +58,9 @@ struct ControlSocketTests {
         let daemon = try RoomDaemon(wellFormedRequests: false)
         for ending in ["", "\n"] {
             let client = try RawClient(path: daemon.socket)
-            try client.send(Array((String(repeating: "x", count: 70 * 1_024) + ending).utf8))
+            try client.send(Array((String(repeating: "x", count: 1_100 * 1_024) + ending).utf8))
             let (lines, closed) = client.readUntilClosed()
-            #expect(lines == ["{\"error\":\"request longer than 65536 bytes; closing\",\"ok\":false,\"v\":1}"])
+            #expect(lines == ["{\"error\":\"request longer than 1048576 bytes; closing\",\"ok\":false,\"v\":1}"])
             #expect(closed, "the connection is closed after the refusal")
         }
         #expect(try RawClient(path: daemon.socket).request("{\"v\":1,\"verb\":\"status\"}")["ok"] as? Bool == true)
