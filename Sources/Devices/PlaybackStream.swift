@@ -2,6 +2,10 @@ import AudioCore
 import CPulse
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A PulseAudio output stream the server pulls from: libpulse asks for
 /// audio on the mainloop thread and `render` fills it in place.
 public final class PlaybackStream: @unchecked Sendable {
@@ -16,6 +20,8 @@ public final class PlaybackStream: @unchecked Sendable {
     private let stream: PulseStream
     private let render: (UnsafeMutableBufferPointer<Float>) -> Void
     private let underrunCount = Atomic<Int>(0)
+    /// Whether the mainloop thread has asked to be scheduled in real time, once.
+    private var askedForRealTime = false
 
     /// Opens a stream of `channels` interleaved floats in the engine's
     /// (WAV) channel order, 1, 2, 4, 6 or 8 channels, and connects it to
@@ -97,6 +103,10 @@ public final class PlaybackStream: @unchecked Sendable {
     /// The write callback, on the mainloop thread: fills libpulse's own
     /// buffers in place, so it allocates nothing and takes no lock of ours.
     private func write(_ requested: Int) {
+        if !askedForRealTime {
+            askedForRealTime = true
+            Self.askForRealTimeScheduling()
+        }
         var remaining = requested
         while remaining > 0 {
             var data: UnsafeMutableRawPointer?
@@ -112,6 +122,17 @@ public final class PlaybackStream: @unchecked Sendable {
             pa_stream_write(stream.stream, data, frames * stream.frameBytes, nil, 0, PA_SEEK_RELATIVE)
             remaining -= min(remaining, frames * stream.frameBytes)
         }
+    }
+
+    /// Puts the calling thread, which renders the room, ahead of every
+    /// ordinary thread (SCHED_FIFO at the lowest real-time priority), as
+    /// audio clients do: a busy machine, or a control client sending
+    /// thousands of moves a tick, then cannot starve it. Without the right
+    /// to (RLIMIT_RTPRIO), the thread renders at its ordinary priority, as before.
+    private static func askForRealTimeScheduling() {
+        var parameters = sched_param()
+        parameters.sched_priority = sched_get_priority_min(SCHED_FIFO)
+        _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
     }
 
     /// `layout`'s speakers as `pa_channel_map_parse` names them. libpulse's

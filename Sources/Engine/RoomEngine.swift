@@ -110,6 +110,7 @@ public final class RoomEngine {
                 echoPath: [Float]? = nil, microphoneIsCapture: Bool, outputIsPlayback: Bool,
                 levelOfDetail: LevelOfDetail = .standard, controls: SessionControls? = nil, startingAt frame: Int = 0) throws {
         self.room = room
+        try SoundFieldBus.measureHeadphoneResponses()
         let controls = controls ?? SessionControls(room: room)
         self.controls = controls
         let voice = room.scene.voice

@@ -193,6 +193,13 @@ final class SoundFieldBus {
             + [1] + [Float](repeating: 0, count: Self.components - 1)
     }
 
+    /// Measures the virtual speakers' responses the headphone decode is made of,
+    /// once per process: done as a room opens, a later switch to headphones
+    /// makes its field without waiting for them.
+    static func measureHeadphoneResponses() throws {
+        _ = try BinauralDecoder.responses(directions: Ambisonics.virtualSpeakerDirections(order: order))
+    }
+
     deinit {
         for buffer in [steadyBins, rampingBins, entryStarts, entryChanges] { buffer.deallocate() }
         entryBins.deallocate()
