@@ -2,6 +2,9 @@
 
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#define WIDE __attribute__((target("avx2,fma")))
+
 /// Whether this processor runs AVX2 and FMA, worked out once. Threads that
 /// race to it all store the same answer.
 static int has_avx2_fma(void) {
@@ -14,6 +17,11 @@ static int has_avx2_fma(void) {
     }
     return value;
 }
+#else
+/* Elsewhere the plain copy, which the compiler vectorises for the target, is the only one run. */
+#define WIDE
+static int has_avx2_fma(void) { return 0; }
+#endif
 
 /* Each loop is written once, inlined into a plain and an AVX2 + FMA copy. */
 
@@ -84,7 +92,7 @@ void convolve(float *restrict output, int outputs, int frames, float *restrict h
     }
 }
 
-__attribute__((target("avx2,fma")))
+WIDE
 static void add_to_bins_avx2(float *steady, float *ramping, int frames, const float *signal,
                              const int *bins, const float *starts, const float *changes, int count) {
     add_to_bins(steady, ramping, frames, signal, bins, starts, changes, count);
@@ -101,7 +109,7 @@ void mix_add_to_bins(float *steady, float *ramping, int frames, const float *sig
     else add_to_bins_plain(steady, ramping, frames, signal, bins, starts, changes, count);
 }
 
-__attribute__((target("avx2,fma")))
+WIDE
 static void bin_into_field_avx2(float *field, int components, int frames, float *steady, float *ramping,
                                 const float *ramp, const float *harmonics) {
     bin_into_field(field, components, frames, steady, ramping, ramp, harmonics);
@@ -118,7 +126,7 @@ void mix_bin_into_field(float *field, int components, int frames, float *steady,
     else bin_into_field_plain(field, components, frames, steady, ramping, ramp, harmonics);
 }
 
-__attribute__((target("avx2,fma")))
+WIDE
 static void convolve_avx2(float *output, int outputs, int frames, float *history, int inputs, const float *filters, int taps) {
     convolve(output, outputs, frames, history, inputs, filters, taps);
 }
