@@ -360,10 +360,14 @@ public final class RoomSession: @unchecked Sendable {
     /// Why a request to move many sources moved none: the first source, in
     /// id order, that cannot move, and how many others in it cannot either.
     public struct MovesRefusal: Error, CustomStringConvertible {
+        /// The first source, in id order, that cannot move.
         public let id: String
+        /// Why it cannot: unknown, or a source without a position.
         public let problem: SessionError
+        /// How many more sources in the request cannot move.
         public let othersRefused: Int
 
+        /// The refusal in the words the control socket answers with.
         public var description: String { "\(problem)" + Self.nothingMoved(othersRefused: othersRefused) }
 
         /// How a refusal to move many ends: how many more were refused, and that none moved.
