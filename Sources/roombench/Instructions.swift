@@ -119,7 +119,7 @@ struct Instructions: ParsableCommand {
         abstract: "Instructions per audio second of crowd rooms against the raw OpenAL loop, counted by callgrind; set-up apart.",
         discussion: """
             Each program renders the same room for 1 s and for 3 s; the difference over 2 s is the cost of an \
-            audio second, and what remains of the 1 s run is the set-up. Valgrind 3.19 reads only a stripped \
+            audio second. A run that renders nothing is the set-up. Valgrind 3.19 reads only a stripped \
             binary: Tools/benchmark.sh --instructions makes one and runs this.
             """
     )
@@ -171,11 +171,11 @@ struct Instructions: ParsableCommand {
         return value
     }
 
-    /// Per audio second and set-up, from runs of 1 s and 3 s.
+    /// Per audio second, from runs of 1 s and 3 s (the sources all play
+    /// from the room's first half second on), and set-up, from a run of none.
     private func cost(_ arguments: (Double) -> [String]) throws -> (perSecond: Double, setUp: Double) {
-        let short = try count(arguments(1)), long = try count(arguments(3))
-        let perSecond = (long - short) / 2
-        return (perSecond, short - perSecond)
+        let opening = try count(arguments(0)), short = try count(arguments(1)), long = try count(arguments(3))
+        return ((long - short) / 2, opening)
     }
 
     func run() throws {
@@ -193,7 +193,7 @@ struct Instructions: ParsableCommand {
         say("Crowd rooms of N sources, each on its own circling path and all playing one shared 1 s file, 10 ms blocks, against")
         say("raw OpenAL Soft 1.19.1 (Tools/openal-baseline) with the same sources moving (up to 256) and with 256 static HRTF points")
         say("(\(giga(reference.perSecond)) per audio second, set-up \(giga(reference.setUp))). Each program rendered 1 s and 3 s;")
-        say("the difference over 2 s is an audio second, the rest of the 1 s run the set-up (opening the scene file included for the engine).")
+        say("the difference over 2 s is an audio second. The set-up is a run that renders nothing (for the engine, opening the scene file).")
         say("")
         say("| sources | route | engine per audio s | engine set-up | raw OpenAL, same sources moving | ratio | ratio to raw OpenAL's 256 static |")
         say("| --- | --- | --- | --- | --- | --- | --- |")
