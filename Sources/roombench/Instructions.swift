@@ -184,7 +184,7 @@ struct Instructions: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         func giga(_ value: Double) -> String { String(format: "%.0f M", value / 1e6) }
 
-        var lines = ["## \(Report.timestamp()): instructions per audio second (callgrind)", ""]
+        var lines = ["## \(Report.timestamp()) on \(Report.machine()): instructions per audio second (callgrind)", ""]
         func say(_ line: String) {
             print(line)
             lines.append(line)
