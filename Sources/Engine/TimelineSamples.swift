@@ -51,7 +51,7 @@ struct TimelineSamples {
     /// saves a crowd source's copy, or else as `read` writes them into `scratch`.
     func withSamples(from frame: Int, scratch: UnsafeMutableBufferPointer<Float>, _ body: (UnsafePointer<Float>) -> Void) {
         let offset = frame - startFrame
-        if playing, rate == 1, offset >= 0, offset < samples.count || loop {
+        if playing, rate == 1, !samples.isEmpty, offset >= 0, offset < samples.count || loop {
             let position = offset % samples.count
             if position + scratch.count <= samples.count {
                 return samples.withUnsafeBufferPointer { body($0.baseAddress! + position) }
