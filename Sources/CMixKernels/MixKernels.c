@@ -44,21 +44,13 @@ void add_to_bins(float *restrict steady, float *restrict ramping, int frames, co
 }
 
 static inline __attribute__((always_inline))
-void bin_into_field(float *restrict field, int components, int frames, float *restrict steady, float *restrict ramping,
+void bin_into_field(float *restrict field, int frames, float *restrict steady, float *restrict ramping,
                     const float *restrict ramp, const float *restrict harmonics) {
-    if (components == 16) {
-        /* The third-order field: a frame is two AVX registers. */
-        for (int frame = 0; frame < frames; frame++) {
-            const float value = steady[frame] + ramp[frame] * ramping[frame];
-            float *restrict out = field + (long)frame * 16;
-            for (int component = 0; component < 16; component++) out[component] += harmonics[component] * value;
-        }
-    } else {
-        for (int frame = 0; frame < frames; frame++) {
-            const float value = steady[frame] + ramp[frame] * ramping[frame];
-            float *restrict out = field + (long)frame * components;
-            for (int component = 0; component < components; component++) out[component] += harmonics[component] * value;
-        }
+    /* A frame of the third-order field is two AVX registers. */
+    for (int frame = 0; frame < frames; frame++) {
+        const float value = steady[frame] + ramp[frame] * ramping[frame];
+        float *restrict out = field + (long)frame * MIX_FIELD_COMPONENTS;
+        for (int component = 0; component < MIX_FIELD_COMPONENTS; component++) out[component] += harmonics[component] * value;
     }
     memset(steady, 0, sizeof(float) * (size_t)frames);
     memset(ramping, 0, sizeof(float) * (size_t)frames);
@@ -110,20 +102,20 @@ void mix_add_to_bins(float *steady, float *ramping, int frames, const float *sig
 }
 
 WIDE
-static void bin_into_field_avx2(float *field, int components, int frames, float *steady, float *ramping,
+static void bin_into_field_avx2(float *field, int frames, float *steady, float *ramping,
                                 const float *ramp, const float *harmonics) {
-    bin_into_field(field, components, frames, steady, ramping, ramp, harmonics);
+    bin_into_field(field, frames, steady, ramping, ramp, harmonics);
 }
 
-static void bin_into_field_plain(float *field, int components, int frames, float *steady, float *ramping,
+static void bin_into_field_plain(float *field, int frames, float *steady, float *ramping,
                                  const float *ramp, const float *harmonics) {
-    bin_into_field(field, components, frames, steady, ramping, ramp, harmonics);
+    bin_into_field(field, frames, steady, ramping, ramp, harmonics);
 }
 
-void mix_bin_into_field(float *field, int components, int frames, float *steady, float *ramping,
+void mix_bin_into_field(float *field, int frames, float *steady, float *ramping,
                         const float *ramp, const float *harmonics) {
-    if (has_avx2_fma()) bin_into_field_avx2(field, components, frames, steady, ramping, ramp, harmonics);
-    else bin_into_field_plain(field, components, frames, steady, ramping, ramp, harmonics);
+    if (has_avx2_fma()) bin_into_field_avx2(field, frames, steady, ramping, ramp, harmonics);
+    else bin_into_field_plain(field, frames, steady, ramping, ramp, harmonics);
 }
 
 WIDE

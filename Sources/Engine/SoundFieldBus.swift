@@ -94,10 +94,14 @@ final class SoundFieldBus {
 
     /// The decoded feeds, interleaved, into the route's bus.
     private let stream: StreamedVoice
-    /// On loudspeakers, rows of `components` gains, one per output channel.
-    private let decoder: [Float]
-    /// On headphones, the virtual speakers' responses folded with their rows.
-    private let binaural: BinauralDecoder?
+    /// How the field reaches the route's channels.
+    private enum Decoder {
+        /// On loudspeakers: rows of `components` gains, one per output channel.
+        case loudspeakers([Float])
+        /// On headphones: the virtual speakers' responses folded with their rows.
+        case binaural(BinauralDecoder)
+    }
+    private let decoder: Decoder
     private let outputs: Int
     /// Per field component, on headphones: the high-frequency power the
     /// virtual speakers' spread loses.
@@ -169,8 +173,7 @@ final class SoundFieldBus {
             // decoder's spread loses. With max-rE in both bands a source at
             // 90 degrees had the ITD of one at 60.
             let rows = Self.samplingDecoder(directions, maxRE: false)
-            binaural = try BinauralDecoder(rows: rows, directions: directions, chunkFrames: chunk)
-            decoder = []
+            decoder = .binaural(try BinauralDecoder(rows: rows, directions: directions, chunkFrames: chunk))
             outputs = 2
             let restore = 1 / Self.meanPower(Self.samplingDecoder(directions, maxRE: true)).squareRoot()
             let weights = Ambisonics.maxREWeights(order: Self.order)
@@ -179,8 +182,7 @@ final class SoundFieldBus {
                 HighShelfFilter(gainHF: (weights[degree] * restore).squareRoot(), sampleRate: Double(Room.sampleRate), corner: 1_500)
             }
         } else {
-            decoder = Self.loudspeakerDecoder(mixer.layout).flatMap { $0 }
-            binaural = nil
+            decoder = .loudspeakers(Self.loudspeakerDecoder(mixer.layout).flatMap { $0 })
             outputs = mixer.channelCount
             diffuseShelves = []
         }
@@ -259,6 +261,7 @@ final class SoundFieldBus {
     /// Adds a crowd source; returns its index for `setCrowdShare` and `setCrowdPoint`.
     func addCrowdPoint(_ signal: TimelineSamples, motion: SourceMotion, distance: DistanceModel, gain: Double, scale: Double) -> Int {
         if crowd.isEmpty {
+            precondition(Int(MIX_FIELD_COMPONENTS) == Self.components, "the crowd's kernel encodes a third-order field")
             DirectionBins.prepare()
             steadyBins = .allocate(capacity: (DirectionBins.count + 1) * Self.chunkFrames)
             steadyBins.initialize(repeating: 0)
@@ -369,10 +372,11 @@ final class SoundFieldBus {
         let chunk = Self.chunkFrames, components = Self.components
         try field.withUnsafeBufferPointer { field in
             try feeds.withUnsafeMutableBufferPointer { feeds in
-                if let binaural {
+                switch decoder {
+                case .binaural(let binaural):
                     binaural.decode(field.baseAddress!, into: feeds.baseAddress!)
-                } else {
-                    decoder.withUnsafeBufferPointer { decoder in
+                case .loudspeakers(let rows):
+                    rows.withUnsafeBufferPointer { decoder in
                         for frame in 0..<chunk {
                             for output in 0..<outputs {
                                 var sum: Float = 0
@@ -509,7 +513,7 @@ final class SoundFieldBus {
             ramp.withUnsafeBufferPointer { ramp in
                 binHarmonics.withUnsafeBufferPointer { harmonics in
                     for bin in 0...omniBin where binTouched[bin] {
-                        mix_bin_into_field(field.baseAddress, Int32(Self.components), Int32(chunk),
+                        mix_bin_into_field(field.baseAddress, Int32(chunk),
                                            steadyBins.baseAddress! + bin * chunk, rampingBins.baseAddress! + bin * chunk,
                                            ramp.baseAddress, harmonics.baseAddress! + bin * Self.components)
                         binTouched[bin] = false

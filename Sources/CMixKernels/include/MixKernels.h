@@ -16,10 +16,13 @@
 void mix_add_to_bins(float *steady, float *ramping, int frames, const float *signal,
                      const int *bins, const float *starts, const float *changes, int count);
 
+/// The components of the third-order field the crowd is encoded into.
+#define MIX_FIELD_COMPONENTS 16
+
 /// Adds bin row `steady + ramp * ramping` (`ramp` rising to 1 across the
-/// frames), encoded with the bin's `components` harmonic gains, to `field`
-/// (frames of `components` interleaved), then clears both rows.
-void mix_bin_into_field(float *field, int components, int frames, float *steady, float *ramping,
+/// frames), encoded with the bin's `MIX_FIELD_COMPONENTS` harmonic gains,
+/// to `field` (frames of them interleaved), then clears both rows.
+void mix_bin_into_field(float *field, int frames, float *steady, float *ramping,
                         const float *ramp, const float *harmonics);
 
 /// Convolves `inputs` channels with one filter per input and output and
