@@ -210,7 +210,7 @@ final class SceneReader {
     // MARK: Voice
 
     private func voice(_ node: YAMLNode, sourceIDs: Set<String>) -> VoiceDescription? {
-        guard let keys = mapping(node, "voice", allowed: ["mic", "aec", "muted", "ducking", "participants"]) else { return nil }
+        guard let keys = mapping(node, "voice", allowed: ["mic", "aec", "muted", "ducking", "participants", "network"]) else { return nil }
         var voice = VoiceDescription()
         if let node = keys["mic"], let name = string(node, "voice.mic") {
             switch name {
@@ -242,7 +242,66 @@ final class SceneReader {
         if let node = keys["participants"] {
             voice.participants = participants(node, sourceIDs: sourceIDs)
         }
+        if let node = keys["network"], let network = mapping(node, "voice.network", allowed: ["mumble"]),
+           let node = network["mumble"] {
+            voice.mumble = mumble(node)
+        }
         return voice
+    }
+
+    private func mumble(_ node: YAMLNode) -> MumbleSettings? {
+        let field = "voice.network.mumble"
+        guard let keys = mapping(node, field, allowed: ["server", "channel", "user", "password", "context", "fingerprint",
+                                                        "transmission", "bitrate"]) else { return nil }
+        var address: (host: String, port: Int)?
+        if let node = required(keys, "server", in: field, node), let text = string(node, "\(field).server") {
+            switch MumbleSettings.parseServer(text) {
+            case .success(let parsed): address = parsed
+            case .failure(let problem): report(node, "\(field).server", value: text, "\(problem); expected HOST or HOST:PORT")
+            }
+        }
+        /// A text field of at most `limit` bytes; one line without control characters unless `anyBytes`.
+        func text(_ key: String, limit: Int, required isRequired: Bool, anyBytes: Bool = false) -> String? {
+            guard let node = isRequired ? required(keys, key, in: field, node) : keys[key],
+                  let value = string(node, "\(field).\(key)") else { return nil }
+            if isRequired && value.trimmingCharacters(in: .whitespaces).isEmpty {
+                report(node, "\(field).\(key)", value: value, "must not be empty")
+                return nil
+            }
+            guard value.utf8.count <= limit, anyBytes || !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                report(node, "\(field).\(key)", value: value, anyBytes ? "must be at most \(limit) bytes"
+                       : "must be one line of at most \(limit) bytes, without control characters")
+                return nil
+            }
+            return value
+        }
+        let channel = text("channel", limit: 512, required: true)
+        let user = text("user", limit: 128, required: true)
+        let password = text("password", limit: 512, required: false) ?? ""
+        // Games put any bytes in a plugin context, NUL included.
+        let context = text("context", limit: 128, required: false, anyBytes: true) ?? ""
+        var fingerprint: String?
+        if let node = keys["fingerprint"], let value = string(node, "\(field).fingerprint"), !value.isEmpty {
+            fingerprint = MumbleSettings.normalizedFingerprint(value)
+            if fingerprint == nil {
+                report(node, "\(field).fingerprint", value: value, "expected the certificate's SHA-256: 64 hex digits, colons allowed")
+            }
+        }
+        let transmission: MumbleSettings.Transmission? = keys["transmission"].map { choice($0, "\(field).transmission") } ?? .voiceActivity
+        var bitrate: Int? = 40
+        if let node = keys["bitrate"] {
+            let range = MumbleSettings.bitrates
+            bitrate = number(node, "\(field).bitrate", in: Double(range.lowerBound)...Double(range.upperBound), unit: "kbit/s").flatMap {
+                guard $0 == $0.rounded() else {
+                    report(node, "\(field).bitrate", value: scalarText(node), "must be a whole number of kbit/s")
+                    return nil
+                }
+                return Int($0)
+            }
+        }
+        guard let address, let channel, let user, let transmission, let bitrate else { return nil }
+        return MumbleSettings(host: address.host, port: address.port, channel: channel, user: user, password: password,
+                              context: context, fingerprint: fingerprint, transmission: transmission, bitrateKbps: bitrate)
     }
 
     private func participants(_ node: YAMLNode, sourceIDs: Set<String>) -> [Participant] {

@@ -49,6 +49,18 @@ public enum SceneWriter {
                     lines.append("    - { id: \(quoted(participant.id)), file: \(file(participant.audioPath)), position: \(vector(position)) }")
                 }
             }
+            if let mumble = voice.mumble {
+                lines.append("  network:")
+                lines.append("    mumble:")
+                lines.append("      server: \(quoted(mumble.server))")
+                lines.append("      channel: \(quoted(mumble.channel))")
+                lines.append("      user: \(quoted(mumble.user))")
+                if !mumble.password.isEmpty { lines.append("      password: \(quoted(mumble.password))") }
+                if !mumble.context.isEmpty { lines.append("      context: \(quoted(mumble.context))") }
+                if let fingerprint = mumble.fingerprint { lines.append("      fingerprint: \(quoted(fingerprint))") }
+                lines.append("      transmission: \(mumble.transmission.rawValue)")
+                lines.append("      bitrate: \(mumble.bitrateKbps)")
+            }
         }
         if !scene.prompts.isEmpty {
             lines.append("prompts:")

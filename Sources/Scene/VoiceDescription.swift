@@ -38,6 +38,8 @@ public struct VoiceDescription: Sendable {
     public var duckingLevels = DuckingLevels()
     /// Remote talkers (`voice.participants`), played as point sources of category `voice`; none by default.
     public var participants: [Participant] = []
+    /// The Mumble server whose channel the room joins (`voice.network.mumble`); none by default.
+    public var mumble: MumbleSettings?
 
     /// Makes a session with the scene file's defaults: the capture device, `aec: auto`, unmuted, the `default` level.
     public init() {}

@@ -112,6 +112,26 @@ let invalidScenes: [Invalid] = [
             line: 7, field: "voice.participants[0].id", message: "id already used by a source or participant"),
     Invalid(name: "unknown category", yaml: "sources:\n\(validSource)\n    category: music\n", line: 5, field: "sources[0].category",
             message: "expected one of scene, voice, prompt"),
+    Invalid(name: "mumble server with a bad port", yaml: "voice:\n  network:\n    mumble: { server: \"voice.example.org:99999\", channel: T, user: a }\n",
+            line: 3, field: "voice.network.mumble.server", message: "\"voice.example.org:99999\": the port must be a number from 1 to 65535"),
+    Invalid(name: "mumble IPv6 without brackets", yaml: "voice:\n  network:\n    mumble: { server: \"::1:64738\", channel: T, user: a }\n",
+            line: 3, field: "voice.network.mumble.server", message: "write an IPv6 address in brackets"),
+    Invalid(name: "mumble without a channel", yaml: "voice:\n  network:\n    mumble: { server: localhost, user: a }\n",
+            line: 3, field: "voice.network.mumble.channel", message: "missing required key \"channel\""),
+    Invalid(name: "mumble with an empty user", yaml: "voice:\n  network:\n    mumble: { server: localhost, channel: T, user: \" \" }\n",
+            line: 3, field: "voice.network.mumble.user", message: "must not be empty"),
+    Invalid(name: "mumble bitrate too high", yaml: "voice:\n  network:\n    mumble: { server: localhost, channel: T, user: a, bitrate: 256 }\n",
+            line: 3, field: "voice.network.mumble.bitrate", message: "must be between 8 and 128 kbit/s"),
+    Invalid(name: "mumble bitrate not whole", yaml: "voice:\n  network:\n    mumble: { server: localhost, channel: T, user: a, bitrate: 40.5 }\n",
+            line: 3, field: "voice.network.mumble.bitrate", message: "must be a whole number of kbit/s"),
+    Invalid(name: "mumble fingerprint too short", yaml: "voice:\n  network:\n    mumble: { server: localhost, channel: T, user: a, fingerprint: abc }\n",
+            line: 3, field: "voice.network.mumble.fingerprint", message: "expected the certificate's SHA-256: 64 hex digits"),
+    Invalid(name: "mumble transmission unknown", yaml: "voice:\n  network:\n    mumble: { server: localhost, channel: T, user: a, transmission: always }\n",
+            line: 3, field: "voice.network.mumble.transmission", message: "expected one of voiceActivity, pushToTalk"),
+    Invalid(name: "mumble key misspelt", yaml: "voice:\n  network:\n    mumble: { server: localhost, channel: T, user: a, pasword: x }\n",
+            line: 3, field: "voice.network.mumble.pasword", message: "did you mean \"password\"?"),
+    Invalid(name: "network other than mumble", yaml: "voice:\n  network:\n    teamspeak: {}\n",
+            line: 3, field: "voice.network.teamspeak", message: "unknown key"),
     Invalid(name: "prompt without its short variant", yaml: "prompts:\n  - { id: hi, normal: mono.wav }\n", line: 2, field: "prompts[0].short",
             message: "missing required key \"short\""),
 ]
@@ -232,6 +252,34 @@ let invalidScenes: [Invalid] = [
         #expect(room.sources.map(\.description.id) == ["music", "host", "ann"])
         #expect(room.sources.map(\.description.category) == [.scene, .voice, .voice])
         #expect(room.prompts.count == 1 && abs(room.prompts[0].short.count - 4_800 * 48_000 / 22_050) <= 1)
+    }
+
+    @Test func aMumbleSectionLoadsAndSavesAsItWasGiven() throws {
+        let folder = try SceneFolder()
+        let room = try folder.load("""
+        sources: []
+        voice:
+          network:
+            mumble:
+              server: "[::1]:6000"
+              channel: Tavern Hall
+              user: alice
+              password: "p: w"
+              context: "game\\0tavern"
+              fingerprint: "AB:CD:\(String(repeating: "ef", count: 30))"
+              transmission: pushToTalk
+              bitrate: 24
+        """)
+        let mumble = try #require(room.scene.voice?.mumble)
+        #expect(mumble.host == "::1" && mumble.port == 6000 && mumble.server == "[::1]:6000")
+        #expect(mumble.channel == "Tavern Hall" && mumble.user == "alice" && mumble.password == "p: w")
+        #expect(mumble.context == "game\u{0}tavern" && mumble.transmission == .pushToTalk && mumble.bitrateKbps == 24)
+        #expect(mumble.fingerprint == "abcd" + String(repeating: "ef", count: 30))
+        let saved = SceneWriter.yaml(room.scene, savedAt: "/tmp/saved.yaml")
+        let again = try folder.load(saved)
+        #expect(again.scene.voice?.mumble == mumble, "\(saved)")
+        let defaults = try folder.load("voice:\n  network:\n    mumble: { server: voice.example.org, channel: T, user: a }\n")
+        #expect(defaults.scene.voice?.mumble == MumbleSettings(host: "voice.example.org", channel: "T", user: "a"))
     }
 
     @Test func jsonIsAcceptedBecauseItIsYAML() throws {
