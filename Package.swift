@@ -21,12 +21,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         systemLibrary("COpenAL", pkgConfig: "openal", apt: ["libopenal-dev", "libopenal-data"]),
         systemLibrary("CPulse", pkgConfig: "libpulse", apt: ["libpulse-dev"]),
         systemLibrary("CSpeexDSP", pkgConfig: "speexdsp", apt: ["libspeexdsp-dev"]),
         systemLibrary("CSndFile", pkgConfig: "sndfile", apt: ["libsndfile1-dev"]),
+        systemLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
 
         .target(name: "AudioCore"),
         /// Counts the process's heap allocations, for the benchmarks' real-time checks.
@@ -43,10 +47,20 @@ let package = Package(
                                                 .product(name: "NIOPosix", package: "swift-nio")],
                 // The protocol's reference, kept beside the code that speaks it.
                 exclude: ["protocol.schema.json", "PROTOCOL.md"]),
+        /// The room as a Mumble client: the TLS control channel, voice in its
+        /// tunnel, Opus, and remote players as talkers of the live session.
+        .target(name: "Network", dependencies: ["Engine", "Scene", "AudioCore", "COpus", "CSpeexDSP",
+                                                .product(name: "NIOCore", package: "swift-nio"),
+                                                .product(name: "NIOPosix", package: "swift-nio"),
+                                                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                                                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                                                .product(name: "Crypto", package: "swift-crypto")],
+                // The messages' source; Tools/generate-mumble-proto.sh makes Mumble.pb.swift from it.
+                exclude: ["Mumble.proto"]),
         .executableTarget(
             name: "roomd",
             dependencies: [
-                "Control", "Engine", "Devices",
+                "Control", "Engine", "Devices", "Network",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -71,6 +85,7 @@ let package = Package(
         .testTarget(name: "VoiceTests", dependencies: ["Voice", "Devices", "AudioMeasurements"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Devices", "Voice", "AudioMeasurements"]),
         .testTarget(name: "ScenectlTests", dependencies: ["scenectl", "AudioMeasurements", "Devices"]),
+        .testTarget(name: "NetworkTests", dependencies: ["Network", "Engine", "AudioMeasurements"]),
         .testTarget(name: "RoomdTests", dependencies: ["roomd", "scenectl", "Control", "AudioMeasurements", "Devices"]),
     ]
 )

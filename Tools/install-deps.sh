@@ -9,6 +9,9 @@ packages=(
   libpulse-dev                    # PulseAudio client
   libspeexdsp-dev                 # resampler, echo canceller, preprocessor
   libsndfile1-dev                 # audio files
+  libopus-dev                     # the network voice codec
+  mumble-server                   # murmurd: the networked-room tests talk through a real one
+  python3-venv                    # the tests' independent Mumble peer (pymumble) lives in a venv
   espeak-ng sox                   # demo assets (Tools/make_assets.sh)
   pulseaudio-utils                # paplay, parec, pactl: the demo and the live tests
   pulseaudio                      # the live tests run roomd against a private server with null sinks

@@ -4,5 +4,6 @@
 #include <speex/speex_resampler.h>
 #include <speex/speex_echo.h>
 #include <speex/speex_preprocess.h>
+#include <speex/speex_jitter.h>
 
 #endif

@@ -18,7 +18,7 @@ public enum ControlProtocol {
     public static let maximumLineBytes = 1024 * 1024
 
     public static let verbs = ["status", "load", "add", "remove", "set", "move", "moves", "listener", "gain", "play", "stop", "duck", "mute",
-                               "aec", "route", "mic", "sink", "prompt", "events", "save"]
+                               "aec", "route", "mic", "sink", "prompt", "events", "save", "talkers", "talker", "ptt"]
 
     /// A request line: its verb and arguments.
     /// Its arguments are JSON values that nobody else holds.
@@ -154,6 +154,15 @@ public struct ControlService: Sendable {
             try session.setSink(recordTo: record == "default" ? nil : record, force: try args.bool("force") ?? false)
             return [:]
         case "prompt": try session.triggerPrompt(try args.string("id")); return [:]
+        case "talkers": return ["talkers": try network(args).talkers()]
+        case "talker":
+            let network = try network(args), id = try args.string("id")
+            let gain = try args.number("db", in: -60...24), muted = try args.bool("mute")
+            guard gain != nil || muted != nil else { throw args.refuse("db", nil, "give db (-60 to 24) or mute (true or false)") }
+            if let gain { try network.setTalkerGain(id, decibels: gain) }
+            if let muted { try network.setTalkerMuted(id, muted: muted) }
+            return [:]
+        case "ptt": try network(args).setPushToTalk(try args.required(args.bool("on"), "on")); return [:]
         case "save":
             let path = try args.string("path")
             try session.save(to: path, force: try args.bool("force") ?? false)
@@ -161,6 +170,16 @@ public struct ControlService: Sendable {
         default:
             throw SessionError.unknown("unknown verb \"\(request.verb)\"; the verbs are \(ControlProtocol.verbs.joined(separator: ", "))")
         }
+    }
+}
+
+extension ControlService {
+    /// The voice network the talker verbs reach; a room that joined none refuses them.
+    fileprivate func network(_ args: Arguments) throws -> VoiceNetwork {
+        guard let network = session.voiceNetwork else {
+            throw SessionError.refused("\(args.verb): the room joined no voice network (voice.network.mumble in its scene)")
+        }
+        return network
     }
 }
 

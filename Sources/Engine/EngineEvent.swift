@@ -33,10 +33,11 @@ public struct EngineEvent: Sendable, Equatable {
         /// Which echo-cancellation mode the uplink runs, and why.
         case echoCancellation(on: Bool, reason: String)
         /// A talker started talking: `local` (by voice activity after echo
-        /// cancellation, unmuted) or a participant's id.
-        case speechStarted(talker: String)
-        /// A talker stopped talking, after the detector's hangover.
-        case speechEnded(talker: String)
+        /// cancellation, unmuted), a participant's id, or a remote talker's
+        /// with its session on the server.
+        case speechStarted(talker: String, session: Int? = nil)
+        /// A talker stopped talking, after the detector's hangover or the end of a remote talker's spurt.
+        case speechEnded(talker: String, session: Int? = nil)
         /// The muted local talker started talking: the app may say "you are muted".
         case mutedSpeechStarted
         /// The muted local talker has been quiet for 500 ms.
@@ -63,6 +64,14 @@ public struct EngineEvent: Sendable, Equatable {
         case sceneLoaded(name: String)
         /// A recording stopped before it was asked to (a full disk); the room plays on.
         case recordingStopped(path: String, reason: String)
+        /// A remote user is in the room's channel: a talker of the room, by
+        /// its user name, with its session on the server.
+        case talkerJoined(talker: String, session: Int)
+        /// A remote talker left the channel or the server, or the connection to it was lost.
+        case talkerLeft(talker: String, session: Int, reason: String)
+        /// The connection to the voice server changed: `connecting`,
+        /// `connected`, `lost` or `rejected`, with why, naming the server.
+        case connectionChanged(state: String, reason: String)
     }
 
     /// The event's name on the wire: `speechStarted`, `routeChanged`, ...
@@ -71,7 +80,8 @@ public struct EngineEvent: Sendable, Equatable {
     /// The names of every kind of event, as `events --only` takes them.
     public static let names = ["echoCancellation", "speechStarted", "speechEnded", "mutedSpeechStarted", "mutedSpeechEnded",
                                "duckingChanged", "promptStyleChanged", "promptPlayed", "promptDropped", "routeChanged",
-                               "underrun", "serverLost", "serverReconnected", "microphoneChanged", "sceneLoaded", "recordingStopped"]
+                               "underrun", "serverLost", "serverReconnected", "microphoneChanged", "sceneLoaded", "recordingStopped",
+                               "talkerJoined", "talkerLeft", "connectionChanged"]
 
     private static func name(of kind: Kind) -> String {
         switch kind {
@@ -91,6 +101,9 @@ public struct EngineEvent: Sendable, Equatable {
         case .microphoneChanged: "microphoneChanged"
         case .sceneLoaded: "sceneLoaded"
         case .recordingStopped: "recordingStopped"
+        case .talkerJoined: "talkerJoined"
+        case .talkerLeft: "talkerLeft"
+        case .connectionChanged: "connectionChanged"
         }
     }
 
@@ -104,7 +117,9 @@ public struct EngineEvent: Sendable, Equatable {
         fields.append(("event", name))
         switch kind {
         case .echoCancellation(let on, let reason): fields += [("mode", on ? "on" : "off"), ("reason", reason)]
-        case .speechStarted(let talker), .speechEnded(let talker): fields.append(("talker", talker))
+        case .speechStarted(let talker, let session), .speechEnded(let talker, let session):
+            fields.append(("talker", talker))
+            if let session { fields.append(("session", session)) }
         case .mutedSpeechStarted, .mutedSpeechEnded, .serverLost: break
         case .duckingChanged(let target): fields.append(("targetDecibels", target))
         case .promptStyleChanged(let style): fields.append(("style", style.rawValue))
@@ -118,6 +133,9 @@ public struct EngineEvent: Sendable, Equatable {
         case .serverReconnected(let after): fields.append(("afterSeconds", (after * 1_000).rounded() / 1_000))
         case .sceneLoaded(let name): fields.append(("name", name))
         case .recordingStopped(let path, let reason): fields += [("path", path), ("reason", reason)]
+        case .talkerJoined(let talker, let session): fields += [("talker", talker), ("session", session)]
+        case .talkerLeft(let talker, let session, let reason): fields += [("talker", talker), ("session", session), ("reason", reason)]
+        case .connectionChanged(let state, let reason): fields += [("state", state), ("reason", reason)]
         }
         // Key order as written, so a person reads time and event first.
         let body = fields.map { key, value in

@@ -57,6 +57,10 @@ public final class RoomEngine {
     public var uplinkBlock: UnsafeBufferPointer<Float> { UnsafeBufferPointer(uplinkSamples) }
     /// Where each uplink block goes besides `uplinkBlock`.
     @exclusivity(unchecked) public var uplinkSink: AudioSink?
+    /// The voice network the uplink goes to, with the talking state it needs.
+    @exclusivity(unchecked) public var voiceUplink: VoiceUplink?
+    /// How many remote talkers talk: they duck the scene as participants do.
+    @exclusivity(unchecked) public var remoteTalking: RemoteTalking?
 
     private let scene: RoomPlayer
     private let talkers: RoomPlayer
@@ -375,8 +379,10 @@ public final class RoomEngine {
             let result = uplink.process(mic: UnsafeBufferPointer(mic), reference: UnsafeBufferPointer(reference), uplink: uplinkSamples)
             try uplinkSink?.play(UnsafeBufferPointer(uplinkSamples), channels: 1)
             localTalker.hear(result, muted: muted, at: frame) { events.append($0) }
+            voiceUplink?.send(UnsafeBufferPointer(uplinkSamples), talking: result.speech, muted: muted)
             anyoneTalking = localTalker.speaking
         }
+        if let remoteTalking, remoteTalking.talking > 0 { anyoneTalking = true }
         for index in participants.indices {
             let change = participants[index].listen(at: frame)
             if let speaking = change {

@@ -63,6 +63,10 @@ public final class RoomSession: @unchecked Sendable {
     /// The scenes loaded since the session started: the epoch the room's events count in.
     private var epoch = 0
     private let uplinkSink: AudioSink?
+    private let voiceUplink: VoiceUplink?
+    /// How many remote talkers talk now, which every engine of the session reads.
+    private let remoteTalking = RemoteTalking()
+    private var network: VoiceNetwork?
     private var referenceDelay = ReferenceDelayEstimate()
     /// The parameter plane of the engine playing now.
     private var controls: SessionControls
@@ -115,11 +119,13 @@ public final class RoomSession: @unchecked Sendable {
     ///   - deviceRoute: the route the output device is classified as, if known.
     ///   - uplink: where the uplink goes; the daemon records it to a file when asked.
     ///   - budget: the decoded audio `add`, `load` and `setMicrophone` may bring the room to.
+    ///   - voiceUplink: the voice network the uplink is sent to, if the room joins one.
     public init(room: Room, devices: (microphoneIsCapture: Bool, outputIsPlayback: Bool), deviceRoute: OutputRoute?,
-                uplink: AudioSink? = nil, budget: MemoryBudget = .standard) throws {
+                uplink: AudioSink? = nil, budget: MemoryBudget = .standard, voiceUplink: VoiceUplink? = nil) throws {
         self.room = room
         self.budget = budget
         uplinkSink = uplink
+        self.voiceUplink = voiceUplink
         self.devices = devices
         self.deviceRoute = deviceRoute
         deviceMicrophone = PushedAudioSource(capacity: Room.sampleRate / 2, maximumQueued: Room.sampleRate / 10)
@@ -128,7 +134,7 @@ public final class RoomSession: @unchecked Sendable {
         echoMode = room.scene.voice?.echoCancellation ?? .auto
         controls = SessionControls(room: room)
         let engine = try Self.makeEngine(room: room, route: route, controls: controls, devices: devices, microphone: deviceMicrophone,
-                                         uplink: uplinkSink, frame: 0)
+                                         uplink: uplinkSink, voice: (voiceUplink, remoteTalking), frame: 0)
         echoOn = engine.echoCancellation.on
         live = LiveRoom(engine: engine)
     }
@@ -194,6 +200,31 @@ public final class RoomSession: @unchecked Sendable {
         let now = live.stamp
         return EngineEvent(frame: now.frame, kind: kind, epoch: now.epoch)
     }
+
+    /// The voice network the room joined, which `status`, `talkers`,
+    /// `talker` and `ptt` reach; nil when it joined none.
+    public var voiceNetwork: VoiceNetwork? {
+        get { lock.withLock { network } }
+        set { lock.withLock { network = newValue } }
+    }
+
+    /// A remote talker started or stopped talking: it ducks the scene as a
+    /// participant does, and subscribers hear `speechStarted` or `speechEnded`.
+    public func remoteTalker(_ id: String, session: Int, talking: Bool) {
+        lock.withLock {
+            if talking {
+                guard speaking.insert(id).inserted else { return }
+                remoteTalking.started()
+            } else {
+                guard speaking.remove(id) != nil else { return }
+                remoteTalking.ended()
+            }
+        }
+        post(talking ? .speechStarted(talker: id, session: session) : .speechEnded(talker: id, session: session))
+    }
+
+    /// Where the listener stands and looks now.
+    public var listener: ListenerState { lock.withLock { controls.listenerState } }
 
     /// Whether the room has a voice section: a microphone, an uplink, ducking.
     public var hasVoiceSession: Bool { lock.withLock { room.scene.voice != nil } }
@@ -265,6 +296,7 @@ public final class RoomSession: @unchecked Sendable {
                 result["voiceSession"] = false
             }
             for (key, value) in output { result[key] = value }
+            if let network { result["network"] = network.status() }
             return result
         }
     }
@@ -276,7 +308,7 @@ public final class RoomSession: @unchecked Sendable {
             let nextRoute = Self.route(scene: next.requestedRoute, device: deviceRoute, forced: forcedRoute)
             let nextControls = SessionControls(room: next)
             let engine = try Self.makeEngine(room: next, route: nextRoute, controls: nextControls, devices: currentDevices,
-                                             microphone: deviceMicrophone, uplink: uplinkSink, frame: 0)
+                                             microphone: deviceMicrophone, uplink: uplinkSink, voice: (voiceUplink, remoteTalking), frame: 0)
             engine.epoch = (epoch + 1) & LiveRoom.epochMask
             // Posted by the new engine, so it follows every event of the old room in the stream.
             engine.postFirst(.sceneLoaded(name: next.scene.name))
@@ -310,6 +342,8 @@ public final class RoomSession: @unchecked Sendable {
             recordingSink = nil
             recordingStopped = nil
             speaking = []
+            // The network joins its talkers to the new room afresh, and says again who talks.
+            remoteTalking.reset()
             // The new room's engine tells its own style, if it has a voice session.
             promptStyle = .normal
             if layoutChanged { onLayoutChange(nextRoute.layout) }
@@ -1070,7 +1104,7 @@ public final class RoomSession: @unchecked Sendable {
             // picks up where it is, and its uplink learns the new echo path.
             let frame = live.frame
             let engine = try Self.makeEngine(room: room, route: next, controls: controls, devices: currentDevices, microphone: deviceMicrophone,
-                                             uplink: uplinkSink, frame: frame)
+                                             uplink: uplinkSink, voice: (voiceUplink, remoteTalking), frame: frame)
             engine.epoch = epoch
             live.adopt(engine)
             try send(.engine(engine))
@@ -1124,8 +1158,8 @@ public final class RoomSession: @unchecked Sendable {
     private func track(_ event: EngineEvent) {
         switch event.kind {
         case .promptStyleChanged(let style): promptStyle = style
-        case .speechStarted(let talker): speaking.insert(talker)
-        case .speechEnded(let talker): speaking.remove(talker)
+        case .speechStarted(let talker, _): speaking.insert(talker)
+        case .speechEnded(let talker, _): speaking.remove(talker)
         case .echoCancellation(let on, _): echoOn = on
         default: break
         }
@@ -1137,7 +1171,8 @@ public final class RoomSession: @unchecked Sendable {
 
     static func makeEngine(room: Room, route: OutputRoute, controls: SessionControls,
                            devices: (microphoneIsCapture: Bool, outputIsPlayback: Bool),
-                           microphone: PushedAudioSource, uplink: AudioSink?, frame: Int) throws -> RoomEngine {
+                           microphone: PushedAudioSource, uplink: AudioSink?,
+                           voice: (uplink: VoiceUplink?, talking: RemoteTalking), frame: Int) throws -> RoomEngine {
         var source: AudioSource?
         var capture = false
         switch room.scene.voice?.microphone {
@@ -1151,6 +1186,8 @@ public final class RoomSession: @unchecked Sendable {
                                     microphoneIsCapture: capture, outputIsPlayback: devices.outputIsPlayback,
                                     controls: controls, startingAt: frame)
         engine.uplinkSink = uplink
+        engine.voiceUplink = voice.uplink
+        engine.remoteTalking = voice.talking
         return engine
     }
 

@@ -71,7 +71,7 @@ struct Soak: ParsableCommand {
             cpu += spent
             slowestBlock = max(slowestBlock, spent)
             for event in engine.takeEvents() {
-                if case .speechStarted(let talker) = event.kind, loopFrames[talker] != nil {
+                if case .speechStarted(let talker, _) = event.kind, loopFrames[talker] != nil {
                     starts[talker, default: []].append(event.frame)
                 }
             }

@@ -3,6 +3,7 @@ import AudioCore
 import Control
 import Devices
 import Engine
+import Network
 import Foundation
 import Scene
 import Synchronization
@@ -115,10 +116,15 @@ struct Roomd: AsyncParsableCommand {
                 Console.error("roomd: stopped writing \(path): \(reason); the room plays on")
             }
         }
+        // A room that joins a Mumble server sends its uplink there too.
+        let mumble = room.scene.voice?.mumble
+        let networkUplink = mumble.map { MumbleUplink(settings: $0) }
         let session = try RoomSession(room: room, devices: (connection != nil, connection != nil), deviceRoute: nil,
-                                         uplink: uplinkRecorder, budget: memoryBudget)
+                                         uplink: uplinkRecorder, budget: memoryBudget, voiceUplink: networkUplink)
         sessionForEvents.withLock { $0 = session }
         session.startPumping()
+        let network = mumble.flatMap { settings in networkUplink.map { MumbleRoom(settings: settings, session: session, uplink: $0) } }
+        network?.start()
         let fallback = output ?? "roomd-\(URL(fileURLWithPath: scene).deletingPathExtension().lastPathComponent).wav"
         if connection == nil {
             Console.out("roomd: no PulseAudio server; the room plays on its own clock into \(fallback)")
@@ -128,6 +134,8 @@ struct Roomd: AsyncParsableCommand {
         live.start(connection: connection)
         let shutdown = Shutdown { signal in
             // The render stops first, so every file it writes is whole when closed.
+            network?.close()
+            networkUplink?.close()
             live.stop()
             session.close()
             session.finishRecording()

@@ -107,6 +107,11 @@ struct Status: DaemonVerb {
         }
         lines.append("prompt style: \(result["promptStyle"] ?? "?")")
         lines.append("microphone: \(result["microphone"] ?? "?"), sink: \(result["sink"] ?? "?")")
+        if let network = result["network"] as? [String: Any] {
+            lines.append("network: \(network["state"] ?? "?") with \(network["server"] ?? "?") in \(network["channel"] ?? "?") as \(network["user"] ?? "?"), "
+                         + "\(network["talkers"] ?? 0) talkers, \(network["transmission"] ?? "?")")
+            lines.append("  \(network["reason"] ?? "")")
+        }
         for source in result["sources"] as? [[String: Any]] ?? [] {
             var line = "  \(source["id"] ?? "?"): \(source["mode"] ?? "?") via \(source["algorithm"] ?? "?"), gain \(source["gain"] ?? 0) dB"
             if let position = source["position"] as? [Double] {
@@ -323,6 +328,61 @@ struct Mute: DaemonVerb {
     @OptionGroup var daemon: DaemonOptions
     @Argument(help: "on or off.") var state: Switch
     func request() -> ControlProtocol.Request { .init(verb: "mute", args: ["on": state.isOn]) }
+}
+
+struct Talkers: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "List the remote talkers: id, position, talking, packets lost, jitter-buffer delay.")
+    @OptionGroup var daemon: DaemonOptions
+
+    func request() -> ControlProtocol.Request { .init(verb: "talkers") }
+
+    func describe(_ result: [String: Any]) -> String {
+        let talkers = result["talkers"] as? [[String: Any]] ?? []
+        guard !talkers.isEmpty else { return "nobody else is in the channel" }
+        return talkers.map { talker in
+            let position = talker["position"] as? [Double] ?? [0, 0, 0]
+            let placed = talker["positional"] as? Bool == true ? "from its packets" : "on the arc"
+            return String(format: "%@ (session %@): at [%.2f, %.2f, %.2f] %@, %@, gain %@ dB%@, lost %@, jitter buffer %.0f ms",
+                          "\(talker["id"] ?? "?")", "\(talker["session"] ?? "?")", position[0], position[1], position[2], placed,
+                          talker["talking"] as? Bool == true ? "talking" : "quiet", "\(talker["gain"] ?? 0)",
+                          talker["muted"] as? Bool == true ? ", muted" : "", "\(talker["packetsLost"] ?? 0)",
+                          talker["jitterDelayMs"] as? Double ?? 0)
+        }.joined(separator: "\n")
+    }
+}
+
+struct Talker: DaemonVerb {
+    static let configuration = CommandConfiguration(
+        abstract: "Set a remote talker's volume (talker ID gain DB) or mute them here (talker ID mute on|off).")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "The talker's user name on the server.") var id: String
+    @Argument(help: "gain or mute.") var property: String
+    @Argument(help: "dB from -60 to 24 for gain; on or off for mute.") var value: String
+
+    func validate() throws {
+        switch property {
+        case "gain":
+            guard let db = Double(value), db.isFinite, (-60...24).contains(db) else {
+                throw ValidationError("talker \(id) gain \(value): expected dB from -60 to 24")
+            }
+        case "mute":
+            guard Switch(argument: value) != nil else { throw ValidationError("talker \(id) mute \(value): expected on or off") }
+        default:
+            throw ValidationError("talker \(id) \(property): expected gain DB or mute on|off")
+        }
+    }
+
+    func request() -> ControlProtocol.Request {
+        property == "gain" ? .init(verb: "talker", args: ["id": id, "db": Double(value)!])
+            : .init(verb: "talker", args: ["id": id, "mute": Switch(argument: value)!.isOn])
+    }
+}
+
+struct Ptt: DaemonVerb {
+    static let configuration = CommandConfiguration(abstract: "Hold (on) or release (off) push-to-talk, for a room that sends with transmission: pushToTalk.")
+    @OptionGroup var daemon: DaemonOptions
+    @Argument(help: "on or off.") var state: Switch
+    func request() -> ControlProtocol.Request { .init(verb: "ptt", args: ["on": state.isOn]) }
 }
 
 struct Aec: DaemonVerb {

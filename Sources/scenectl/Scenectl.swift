@@ -14,7 +14,7 @@ struct Scenectl: ParsableCommand {
         abstract: "Render voice-room scenes offline, and steer a running roomd.",
         subcommands: [Render.self, ProcessVoice.self, Status.self, Load.self, Add.self, Remove.self, SetProperty.self, Move.self, Moves.self, Listener.self, Turn.self, Gain.self,
                       Play.self, Stop.self, Duck.self, Mute.self, Aec.self, Route.self, Mic.self, Sink.self, Prompt.self,
-                      Events.self, Save.self]
+                      Events.self, Save.self, Talkers.self, Talker.self, Ptt.self]
     )
 
     /// Runs the command; usage errors exit with 2, like scene validation errors.

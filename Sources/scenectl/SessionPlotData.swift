@@ -130,8 +130,8 @@ extension SessionPlot {
         for event in events {
             let change: (key: String, on: Bool)
             switch event.kind {
-            case .speechStarted(let talker): change = (talker, true)
-            case .speechEnded(let talker): change = (talker, false)
+            case .speechStarted(let talker, _): change = (talker, true)
+            case .speechEnded(let talker, _): change = (talker, false)
             case .mutedSpeechStarted: change = ("muted", true)
             case .mutedSpeechEnded: change = ("muted", false)
             default: continue
@@ -157,8 +157,8 @@ extension SessionPlot {
             let label: String, colour: String
             switch event.kind {
             case .echoCancellation(let on, _): (label, colour) = ("echo cancellation \(on ? "on" : "off")", otherEventColour)
-            case .speechStarted(let talker): (label, colour) = ("\(talker) talks", talkerColour(talker))
-            case .speechEnded(let talker): (label, colour) = ("\(talker) stops", talkerColour(talker))
+            case .speechStarted(let talker, _): (label, colour) = ("\(talker) talks", talkerColour(talker))
+            case .speechEnded(let talker, _): (label, colour) = ("\(talker) stops", talkerColour(talker))
             case .mutedSpeechStarted: (label, colour) = ("muted talking", mutedColour)
             case .mutedSpeechEnded: (label, colour) = ("muted talking ends", mutedColour)
             case .duckingChanged(let target):

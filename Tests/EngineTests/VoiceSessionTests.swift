@@ -29,7 +29,7 @@ import Glibc
         let gaps = zip(styles, styles.dropFirst()).map { $1.0 - $0.0 }
         #expect(gaps.allSatisfy { $0 >= 0.3 - 1e-9 }, "a style lasted only \(gaps.min()!) s")
         // The talker's own events frame the none.
-        let talkerEvents = events.filter { if case .speechStarted("remote") = $0.kind { true } else if case .speechEnded("remote") = $0.kind { true } else { false } }
+        let talkerEvents = events.filter { if case .speechStarted("remote", _) = $0.kind { true } else if case .speechEnded("remote", _) = $0.kind { true } else { false } }
         #expect(talkerEvents.count >= 2 && talkerEvents.count % 2 == 0)
 
         let noSession = VoiceRoom.room(scene: [VoiceRoom.tone(seconds: 1)], voice: nil)

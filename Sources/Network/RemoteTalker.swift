@@ -1,0 +1,198 @@
+import AudioCore
+import Engine
+import Foundation
+
+/// One remote user heard in the room: their packets wait in a jitter
+/// buffer, are decoded 20 ms at a time (lost ones concealed by Opus), and
+/// are pushed into the stream the room plays as a voice at their place.
+///
+/// Packets arrive on the network's thread, frames are made on the
+/// decoder's, and the control side reads and sets its state: all under its lock.
+final class RemoteTalker: @unchecked Sendable {
+    /// Samples of one frame: Mumble's 20 ms packets at 48 kHz.
+    static let frameSamples = 960
+    /// How far from the origin a position from the network may place a talker, in metres, as a scene's may.
+    static let farthest: Float = 10_000
+    /// A spurt whose packets stop coming for this many frames has ended.
+    static let silentFramesToEnd = 10
+
+    /// The user's name on the server: the talker's id in events and commands.
+    let name: String
+    /// The user's session on the server.
+    let session: UInt32
+    /// The id of the room's source that plays the talker.
+    let sourceID: String
+    /// Where the room plays the talker.
+    let stream: SourceStream
+
+    private let lock = NSLock()
+    private let jitter: JitterBuffer
+    private let decoder: OpusVoiceDecoder
+    private var opus = [UInt8](repeating: 0, count: 1020)
+    private var pcm = [Float](repeating: 0, count: 5760)
+    // Under `lock`.
+    private var context: Data
+    private var arriving: SIMD3<Float>?
+    private var talking = false
+    private var silentFrames = 0
+    private var lastEnded = false
+    private(set) var packetsLost = 0
+    private(set) var packetsReceived = 0
+    /// Packets that were late, too long, or not Opus the decoder can read.
+    private(set) var packetsUnplayable = 0
+    private var gainDecibels = 0.0
+    private var muted = false
+    /// Where the talker is in the room's frame, and whether that comes from their packets.
+    private(set) var position: Position
+    private(set) var positioned = false
+
+    init(name: String, session: UInt32, sourceID: String, stream: SourceStream, context: Data, at position: Position) throws {
+        self.name = name
+        self.session = session
+        self.sourceID = sourceID
+        self.stream = stream
+        self.context = context
+        self.position = position
+        jitter = JitterBuffer()
+        decoder = try OpusVoiceDecoder()
+    }
+
+    /// Network thread: a packet of the talker's.
+    func put(_ packet: VoicePacket) {
+        let span = packet.opus.withUnsafeBytes { try? OpusVoiceDecoder.sampleCount(of: $0) } ?? 0
+        let timestamp = JitterBuffer.timestamp(sequence: packet.sequence)
+        lock.lock()
+        defer { lock.unlock() }
+        packetsReceived += 1
+        var admission = JitterBuffer.Admission.tooLarge
+        if (1...OpusVoiceDecoder.maxSamples).contains(span) {
+            admission = packet.opus.withUnsafeBytes { jitter.put($0, timestamp: timestamp, span: span, isLastInSpurt: packet.isLastInSpurt) }
+        }
+        guard admission == .accepted else {
+            packetsUnplayable += 1
+            return
+        }
+        if let position = packet.position { arriving = position.clamped(lowerBound: .init(repeating: -Self.farthest),
+                                                                          upperBound: .init(repeating: Self.farthest)) }
+    }
+
+    /// The user's plugin context changed: whether their positions count again depends on it.
+    func setContext(_ context: Data) { lock.withLock { self.context = context } }
+
+    /// What the decoder thread does next with this talker.
+    struct Step {
+        /// Talking started (true) or ended (false) with this frame.
+        var talkingChanged: Bool?
+        /// A position to glide to, in the room's frame.
+        var moveTo: Position?
+    }
+
+    /// Decoder thread: makes the talker's next 20 ms and pushes it into the
+    /// stream. Positions count only while the user's context is the room's.
+    func produceFrame(roomContext: Data) -> Step {
+        lock.lock()
+        defer { lock.unlock() }
+        var step = Step()
+        let outcome = opus.withUnsafeMutableBytes { jitter.get(into: $0) }
+        var samples = 0
+        switch outcome {
+        case .packet(let length, _, _, let last):
+            samples = decode(length)
+            silentFrames = 0
+            if !talking {
+                talking = true
+                step.talkingChanged = true
+            }
+            lastEnded = last
+        case .empty:
+            break
+        case .missing, .insertion:
+            if talking {
+                silentFrames += 1
+                if silentFrames >= Self.silentFramesToEnd || lastEnded {
+                    // The next spurt starts afresh, at whatever sequence the sender is at by then.
+                    talking = false
+                    lastEnded = false
+                    jitter.reset()
+                    step.talkingChanged = false
+                } else {
+                    packetsLost += 1
+                    samples = conceal()
+                }
+            }
+        }
+        jitter.tick()
+        // Always a whole frame, silence after what was decoded, so the stream keeps time.
+        for index in min(samples, Self.frameSamples)..<Self.frameSamples { pcm[index] = 0 }
+        _ = pcm.withUnsafeBufferPointer { stream.push(UnsafeBufferPointer(rebasing: $0[..<Self.frameSamples])) }
+        if let arriving, context == roomContext {
+            // Mumble's frame is left-handed: its z points the other way.
+            let place = Position(Double(arriving.x), Double(arriving.y), Double(-arriving.z))
+            if !positioned || ((place - position) * (place - position)).sum() > 0.0001 {
+                position = place
+                positioned = true
+                step.moveTo = place
+            }
+            self.arriving = nil
+        }
+        return step
+    }
+
+    /// Decodes the packet at the start of `opus` into `pcm`; 0 samples for one Opus cannot read.
+    private func decode(_ length: Int) -> Int {
+        let decoder = decoder
+        return opus.withUnsafeBytes { bytes in
+            pcm.withUnsafeMutableBufferPointer { output in
+                (try? decoder.decode(UnsafeRawBufferPointer(rebasing: bytes[..<length]), into: output)) ?? 0
+            }
+        }
+    }
+
+    /// Opus's guess at a lost frame, into `pcm`.
+    private func conceal() -> Int {
+        let decoder = decoder
+        return pcm.withUnsafeMutableBufferPointer { (try? decoder.conceal(into: $0, samples: Self.frameSamples)) ?? 0 }
+    }
+
+    /// Places the talker on the arc, its packets having no position the room uses.
+    func place(at position: Position) {
+        lock.withLock {
+            self.position = position
+            positioned = false
+        }
+    }
+
+    /// The talker as `talkers` lists it.
+    func summary() -> [String: Any] {
+        lock.withLock {
+            ["id": name, "session": Int(session), "source": sourceID, "position": [position.x, position.y, position.z],
+             "positional": positioned, "talking": talking, "gain": gainDecibels, "muted": muted,
+             "packetsReceived": packetsReceived, "packetsLost": packetsLost, "packetsUnplayable": packetsUnplayable,
+             "jitterDelayMs": Double(jitter.delay) / 48]
+        }
+    }
+
+    var isTalking: Bool { lock.withLock { talking } }
+
+    /// Whether the talker stands where its packets say, not on the arc.
+    var standsWhereItsPacketsSay: Bool { lock.withLock { positioned } }
+
+    /// Where the talker stands in the room.
+    var place: Position { lock.withLock { position } }
+
+    /// Sets the talker's volume; the gain the room's source takes, which stays silent while muted.
+    func hear(gain decibels: Double) -> Double {
+        lock.withLock {
+            gainDecibels = decibels
+            return muted ? -120 : decibels
+        }
+    }
+
+    /// Mutes or unmutes the talker here; the gain the room's source takes.
+    func hear(muted: Bool) -> Double {
+        lock.withLock {
+            self.muted = muted
+            return muted ? -120 : gainDecibels
+        }
+    }
+}
