@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Starts Debian's murmurd on this machine for the networked demo rooms:
 # loopback only, port 64738 (or $1), its root channel named "Tavern", its
-# database and certificate in a folder of its own (or $2). Stops it on
+# database and certificate in a folder of its own (or $2), kept between
+# runs so its certificate stays the one the rooms remember. Stops it on
 # Ctrl-C. As root murmurd runs as the mumble-server user, which then owns
-# the folder.
+# the folder, by default beside Debian's own server's data.
 set -euo pipefail
 
 port="${1:-64738}"
-folder="${2:-${XDG_STATE_HOME:-$HOME/.local/state}/roomd-murmurd}"
+if [ "$(id -u)" -eq 0 ]; then
+  default=/var/lib/mumble-server/roomd-local
+else
+  default="${XDG_STATE_HOME:-$HOME/.local/state}/roomd-murmurd"
+fi
+folder="${2:-$default}"
 murmurd="$(command -v murmurd || echo /usr/sbin/murmurd)"
 [ -x "$murmurd" ] || { echo "murmurd-local: murmurd is not installed (apt-get install mumble-server)" >&2; exit 2; }
 

@@ -223,6 +223,10 @@ public final class RoomSession: @unchecked Sendable {
         post(talking ? .speechStarted(talker: id, session: session) : .speechEnded(talker: id, session: session))
     }
 
+    /// The scenes loaded since the session started: what joined the room
+    /// before a change of it has to join again.
+    public var scenesLoaded: Int { lock.withLock { epoch } }
+
     /// Where the listener stands and looks now.
     public var listener: ListenerState { lock.withLock { controls.listenerState } }
 

@@ -24,9 +24,7 @@ protocol MumbleClientDelegate: AnyObject, Sendable {
     /// The connection changed, with a line that names the server and why.
     func connectionChanged(_ state: ConnectionState, reason: String)
     /// A user is in the room's channel now (already there at the join, or arrived).
-    func userEntered(session: UInt32, name: String, context: Data)
-    /// A user in the channel changed their plugin context.
-    func userContextChanged(session: UInt32, context: Data)
+    func userEntered(session: UInt32, name: String)
     /// A user left the channel, the server, or the connection ended.
     func userLeft(session: UInt32, reason: String)
     /// A voice packet from a user in the room's channel.
@@ -48,6 +46,9 @@ final class MumbleClient: @unchecked Sendable {
     /// A server that sends nothing for this long is lost.
     static let silenceLimit = TimeAmount.seconds(30)
     static let firstRetry = 0.5, lastRetry = 10.0
+    /// The most users and channels kept of what the server tells: far above
+    /// a real server's, so a hostile one cannot grow the room's memory without bound.
+    static let mostKept = 10_000
 
     let settings: MumbleSettings
     private let trust: ServerTrust
@@ -79,7 +80,6 @@ final class MumbleClient: @unchecked Sendable {
     struct User {
         var name = ""
         var channel: UInt32?
-        var context = Data()
     }
 
     /// What came from the network and was not used, by reason, and what was sent.
@@ -277,10 +277,11 @@ final class MumbleClient: @unchecked Sendable {
     fileprivate func received(_ inbound: MumbleInbound) {
         lastHeard = .now()
         switch inbound {
-        case .skipped(let type, let length):
-            drop("a message of type \(type) too long (\(length) bytes)")
+        case .skipped:
+            // Reasons are fixed phrases, so a hostile server cannot grow the counts' keys.
+            drop("a message too long to keep")
         case .frame(let type, let payload):
-            guard let kind = MumbleMessageType(rawValue: type) else { return drop("a message of unknown type \(type)") }
+            guard let kind = MumbleMessageType(rawValue: type) else { return drop("a message of an unknown type") }
             do {
                 try handle(kind, payload)
             } catch {
@@ -322,6 +323,7 @@ final class MumbleClient: @unchecked Sendable {
             if config.hasMaxBandwidth { delegate?.bandwidthLimit(Int(config.maxBandwidth)) }
         case .channelState:
             let state = try MumbleProto_ChannelState(serializedBytes: Array(bytes))
+            guard channels.count < Self.mostKept || channels[state.channelID] != nil else { return drop("a channel beyond the most kept") }
             if state.hasChannelID && state.hasName { channels[state.channelID] = state.name }
         case .channelRemove:
             let remove = try MumbleProto_ChannelRemove(serializedBytes: Array(bytes))
@@ -329,21 +331,13 @@ final class MumbleClient: @unchecked Sendable {
         case .userState:
             let state = try MumbleProto_UserState(serializedBytes: Array(bytes))
             guard state.hasSession else { return drop("a user state without a session") }
-            var user = users[state.session] ?? User()
-            let contextChanged = state.hasPluginContext && state.pluginContext != user.context
+            guard users.count < Self.mostKept || users[state.session] != nil else { return drop("a user beyond the most kept") }
+            // A user first told of without a channel is in the root channel, whose id servers leave out.
+            var user = users[state.session] ?? User(channel: 0)
             if state.hasName { user.name = state.name }
             if state.hasChannelID { user.channel = state.channelID }
-            if state.hasPluginContext { user.context = state.pluginContext }
             users[state.session] = user
-            if state.session == ownSession, let target = targetChannel, user.channel == target, !joined {
-                joined = true
-                attempt = 0
-                voiceChannel.withLock { $0 = channel }
-                tell(.connected, "\(settings.server): in channel \(settings.channel) as \(settings.user) (session \(state.session), server \(serverVersion))")
-            }
-            if contextChanged && inChannel.contains(state.session) {
-                delegate?.userContextChanged(session: state.session, context: user.context)
-            }
+            if state.session == ownSession { joinedIfThere() }
             updateMembership()
         case .userRemove:
             let remove = try MumbleProto_UserRemove(serializedBytes: Array(bytes))
@@ -375,9 +369,21 @@ final class MumbleClient: @unchecked Sendable {
         targetChannel = target
         var state = MumbleProto_UserState()
         state.session = own
-        state.channelID = target
+        // Already there (the root channel, say), there is no move to ask for, and none will be told.
+        if users[own]?.channel != target { state.channelID = target }
         state.pluginContext = Data(settings.context.utf8)
         send(.userState, state, on: channel)
+        joinedIfThere()
+    }
+
+    /// The room is in its channel: voice flows, and the channel's users become talkers.
+    private func joinedIfThere() {
+        guard let own = ownSession, let target = targetChannel, users[own]?.channel == target, !joined else { return }
+        joined = true
+        attempt = 0
+        voiceChannel.withLock { $0 = channel }
+        tell(.connected, "\(settings.server): in channel \(settings.channel) as \(settings.user) (session \(own), server \(serverVersion))")
+        updateMembership()
     }
 
     /// Tells the delegate who entered or left the room's channel since the last look.
@@ -387,7 +393,7 @@ final class MumbleClient: @unchecked Sendable {
         for session in inChannel.subtracting(now).sorted() { delegate?.userLeft(session: session, reason: "left the channel") }
         for session in now.subtracting(inChannel).sorted() {
             let user = users[session]!
-            delegate?.userEntered(session: session, name: user.name, context: user.context)
+            delegate?.userEntered(session: session, name: user.name)
         }
         inChannel = now
     }

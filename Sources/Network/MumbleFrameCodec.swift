@@ -24,7 +24,7 @@ enum MumbleInbound: Sendable {
     /// A frame's type number (kinds the room does not speak included) and its payload.
     case frame(type: UInt16, payload: ByteBuffer)
     /// A frame longer than `MumbleFrameDecoder.maximumPayload`, read past without keeping it.
-    case skipped(type: UInt16, length: Int)
+    case skipped
 }
 
 /// Cuts the connection's bytes into frames: a 2-byte big-endian type, a
@@ -51,7 +51,7 @@ struct MumbleFrameDecoder: ByteToMessageDecoder {
         if length > Self.maximumPayload {
             buffer.moveReaderIndex(forwardBy: 6)
             skipping = Int(length)
-            context.fireChannelRead(wrapInboundOut(.skipped(type: type, length: Int(length))))
+            context.fireChannelRead(wrapInboundOut(.skipped))
             return .continue
         }
         guard buffer.readableBytes >= 6 + Int(length) else { return .needMoreData }

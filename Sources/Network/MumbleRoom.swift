@@ -34,7 +34,6 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     private let uplink: MumbleUplink
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private var client: MumbleClient!
-    private let roomContext: Data
     private let remote = Mutex<[UInt32: RemoteTalker]>([:])
     private let running = Atomic<Bool>(true)
     private let decoderFinished = DispatchSemaphore(value: 0)
@@ -45,7 +44,6 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
         self.settings = settings
         self.session = session
         self.uplink = uplink
-        roomContext = Data(settings.context.utf8)
         client = MumbleClient(settings: settings, trust: trust, group: group, delegate: self)
         uplink.attach(client) { [session] in session.listener.position }
     }
@@ -129,7 +127,7 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     }
 
     /// A user is in the channel: a talker joins the room, on the arc until its packets place it.
-    public func userEntered(session number: UInt32, name: String, context: Data) {
+    public func userEntered(session number: UInt32, name: String) {
         let taken = Set(remote.withLock { $0.values.map(\.sourceID) })
         var sourceID = Self.sourceID(for: name, session: number, taken: taken)
         let place = arcPlace(avoiding: remote.withLock { $0.values.filter { !$0.standsWhereItsPacketsSay }.map(\.place) })
@@ -142,18 +140,13 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
                 sourceID = "\(sourceID)-\(number)"
                 stream = try session.addStream(id: sourceID, at: place, category: .voice)
             }
-            let talker = try RemoteTalker(name: name, session: number, sourceID: sourceID, stream: stream, context: context, at: place)
+            let talker = try RemoteTalker(name: name, session: number, sourceID: sourceID, stream: stream, at: place)
             remote.withLock { $0[number] = talker }
             session.post(.talkerJoined(talker: name, session: Int(number)))
         } catch {
-            client.drop("a talker the room could not place (\(error))")
+            client.drop("a talker the room could not place")
             session.post(.talkerLeft(talker: name, session: Int(number), reason: "the room cannot play another talker: \(error)"))
         }
-    }
-
-    /// A user's plugin context changed, which decides whether their positions count.
-    public func userContextChanged(session number: UInt32, context: Data) {
-        remote.withLock { $0[number] }?.setContext(context)
     }
 
     /// A user left the channel or the server: their talker leaves the room.
@@ -179,10 +172,15 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     /// frame at a time; the room's clock sets the pace, not this thread's.
     private func decodeLoop() {
         defer { decoderFinished.signal() }
+        var scenes = session.scenesLoaded
         while running.load(ordering: .relaxed) {
+            if session.scenesLoaded != scenes {
+                scenes = session.scenesLoaded
+                rejoinTalkers()
+            }
             for talker in remote.withLock({ Array($0.values) }) {
-                while talker.stream.queuedFrames < Self.queuedSamples {
-                    let step = talker.produceFrame(roomContext: roomContext)
+                while talker.queuedFrames < Self.queuedSamples {
+                    let step = talker.produceFrame()
                     if let talking = step.talkingChanged {
                         session.remoteTalker(talker.name, session: Int(talker.session), talking: talking)
                     }
@@ -192,6 +190,19 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
                 }
             }
             Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+
+    /// A new scene replaced the room, and the talkers with it: each joins
+    /// the new room where it stood, and says again that it talks.
+    private func rejoinTalkers() {
+        for talker in remote.withLock({ Array($0.values) }).sorted(by: { $0.session < $1.session }) {
+            do {
+                talker.rejoin(try session.addStream(id: talker.sourceID, at: talker.place, category: .voice, gainDecibels: talker.roomGain))
+                if talker.isTalking { session.remoteTalker(talker.name, session: Int(talker.session), talking: true) }
+            } catch {
+                client.drop("a talker the new scene could not place")
+            }
         }
     }
 

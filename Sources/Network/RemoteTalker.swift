@@ -22,8 +22,8 @@ final class RemoteTalker: @unchecked Sendable {
     let session: UInt32
     /// The id of the room's source that plays the talker.
     let sourceID: String
-    /// Where the room plays the talker.
-    let stream: SourceStream
+    /// Where the room plays the talker; another once a new scene was loaded.
+    private var stream: SourceStream
 
     private let lock = NSLock()
     private let jitter: JitterBuffer
@@ -31,7 +31,6 @@ final class RemoteTalker: @unchecked Sendable {
     private var opus = [UInt8](repeating: 0, count: 1020)
     private var pcm = [Float](repeating: 0, count: 5760)
     // Under `lock`.
-    private var context: Data
     private var arriving: SIMD3<Float>?
     private var talking = false
     private var silentFrames = 0
@@ -46,12 +45,11 @@ final class RemoteTalker: @unchecked Sendable {
     private(set) var position: Position
     private(set) var positioned = false
 
-    init(name: String, session: UInt32, sourceID: String, stream: SourceStream, context: Data, at position: Position) throws {
+    init(name: String, session: UInt32, sourceID: String, stream: SourceStream, at position: Position) throws {
         self.name = name
         self.session = session
         self.sourceID = sourceID
         self.stream = stream
-        self.context = context
         self.position = position
         jitter = JitterBuffer()
         decoder = try OpusVoiceDecoder()
@@ -76,9 +74,6 @@ final class RemoteTalker: @unchecked Sendable {
                                                                           upperBound: .init(repeating: Self.farthest)) }
     }
 
-    /// The user's plugin context changed: whether their positions count again depends on it.
-    func setContext(_ context: Data) { lock.withLock { self.context = context } }
-
     /// What the decoder thread does next with this talker.
     struct Step {
         /// Talking started (true) or ended (false) with this frame.
@@ -88,8 +83,8 @@ final class RemoteTalker: @unchecked Sendable {
     }
 
     /// Decoder thread: makes the talker's next 20 ms and pushes it into the
-    /// stream. Positions count only while the user's context is the room's.
-    func produceFrame(roomContext: Data) -> Step {
+    /// stream, and says where the talker's latest packet places them.
+    func produceFrame() -> Step {
         lock.lock()
         defer { lock.unlock() }
         var step = Step()
@@ -125,7 +120,8 @@ final class RemoteTalker: @unchecked Sendable {
         // Always a whole frame, silence after what was decoded, so the stream keeps time.
         for index in min(samples, Self.frameSamples)..<Self.frameSamples { pcm[index] = 0 }
         _ = pcm.withUnsafeBufferPointer { stream.push(UnsafeBufferPointer(rebasing: $0[..<Self.frameSamples])) }
-        if let arriving, context == roomContext {
+        // The server passes positions only between users of one plugin context (Mumble's rule), so one that came counts.
+        if let arriving {
             // Mumble's frame is left-handed: its z points the other way.
             let place = Position(Double(arriving.x), Double(arriving.y), Double(-arriving.z))
             if !positioned || ((place - position) * (place - position)).sum() > 0.0001 {
@@ -173,6 +169,15 @@ final class RemoteTalker: @unchecked Sendable {
     }
 
     var isTalking: Bool { lock.withLock { talking } }
+
+    /// Frames pushed and not yet played.
+    var queuedFrames: Int { lock.withLock { stream.queuedFrames } }
+
+    /// The gain the room's source takes: the talker's volume, or silence while muted here.
+    var roomGain: Double { lock.withLock { muted ? -120 : gainDecibels } }
+
+    /// Plays on in `stream`, the talker's source in a room loaded anew.
+    func rejoin(_ stream: SourceStream) { lock.withLock { self.stream = stream } }
 
     /// Whether the talker stands where its packets say, not on the arc.
     var standsWhereItsPacketsSay: Bool { lock.withLock { positioned } }

@@ -138,7 +138,8 @@ public final class PulseServer: @unchecked Sendable {
         self.daemon = nil
     }
 
-    static func executable(_ name: String) -> String? {
+    /// The first executable called `name` on PATH.
+    public static func executable(_ name: String) -> String? {
         let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         return folders.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }

@@ -303,6 +303,64 @@ struct NetworkedRoomLifeTests {
         #expect(status["reason"] as? String == "127.0.0.1:\(port): connection refused")
     }
 
+    /// `talker ID gain`, `talker ID mute`, and a `load` that keeps the talker where it was.
+    @Test func aTalkersVolumeAndMuteAreHeardAndSurviveALoad() throws {
+        let server = try MumbleServer(channels: ["Tavern"])
+        let room = try LiveRoom(scene: Self.scene(server, "channel: Tavern, user: room"))
+        try room.scenectl("stop", "tone")
+        try Room.waitFor(room, "joining Tavern") { Room.network($0)["state"] as? String == "connected" }
+        let peer = try MumblePeer(label: "talker")
+        try peer.connect(to: server, user: "mara", channel: "Tavern")
+        try Room.waitFor(room, "mara joining") { _ in (try? room.scenectl("talkers").contains("mara")) == true }
+        let speech = try Room.speech(in: peer.directory)
+        func level() throws -> Double {
+            let said = try peer.say(wav: speech.path, position: SIMD3(3, 0, 0))
+            let heard = try room.record("phones.monitor", seconds: 3.5)
+            try peer.waitUntilSaid(said)
+            return Measure.rmsDecibels(heard.left + heard.right)
+        }
+        let full = try level()
+        try room.scenectl("talker", "mara", "gain", "--", "-12")
+        let quieter = try level()
+        try room.scenectl("talker", "mara", "mute", "on")
+        let muted = try level()
+        try room.scenectl("talker", "mara", "mute", "off")
+        _ = try room.scenectl("load", room.folder + "/room.yaml")
+        try room.scenectl("stop", "tone")
+        let reloaded = try level()
+        print("mara: \(full) dBFS, gain -12: \(quieter), muted: \(muted), after a load: \(reloaded)")
+        #expect(full > -45)
+        #expect(abs(full - quieter - 12) < 2, "gain -12 dB is heard as 12 dB quieter")
+        #expect(muted < full - 60, "muted here, mara is not heard")
+        #expect(abs(reloaded - quieter) < 2, "the loaded room keeps mara, at her gain")
+        let bad = try? room.scenectl("talker", "nobody", "gain", "--", "-3")
+        #expect(bad == nil, "an unknown talker is refused")
+    }
+
+    /// Push-to-talk sends only while the key is held; a voice-activity room refuses the key.
+    @Test func pushToTalkSendsOnlyWhileHeld() throws {
+        let server = try MumbleServer(channels: ["Tavern"])
+        let room = try LiveRoom(scene: Self.scene(server, "channel: Tavern, user: room, transmission: pushToTalk"))
+        try room.scenectl("stop", "tone")
+        try Room.waitFor(room, "joining Tavern") { Room.network($0)["state"] as? String == "connected" }
+        let peer = try MumblePeer(label: "listener")
+        try peer.connect(to: server, user: "pip", channel: "Tavern")
+        func packets(holding held: Bool) throws -> Int {
+            try room.scenectl("ptt", held ? "on" : "off")
+            try peer.startRecording()
+            try room.speak(after: 0)
+            Thread.sleep(forTimeInterval: 5)
+            return try peer.stopRecording().first { $0.name == "room" }?.packets ?? 0
+        }
+        let released = try packets(holding: false), held = try packets(holding: true)
+        print("push-to-talk: \(released) packets released, \(held) held")
+        #expect(released == 0 && held > 200, "held, the key sends everything, speech and pauses")
+
+        let other = try LiveRoom(scene: Self.scene(server, "channel: Tavern, user: other"))
+        let refused = try? other.scenectl("ptt", "on")
+        #expect(refused == nil, "a voice-activity room has no talk key")
+    }
+
     @Test func theFirstCertificateIsRememberedForTheUserAlone() throws {
         let server = try MumbleServer(channels: ["Tavern"])
         let room = try LiveRoom(scene: Self.scene(server, "channel: Tavern, user: room"))
