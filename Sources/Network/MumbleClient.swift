@@ -43,6 +43,8 @@ final class MumbleClient: @unchecked Sendable {
     /// The version announced: 1.4.0, so that servers of every version speak the legacy voice format to it.
     static let announcedVersion: UInt32 = 1 << 16 | 4 << 8
     static let pingInterval = TimeAmount.seconds(5)
+    /// How often the server's silence is looked at: the loss is told within a second of the limit.
+    static let silenceCheck = TimeAmount.seconds(1)
     /// A server that sends nothing for this long is lost.
     static let silenceLimit = TimeAmount.seconds(30)
     static let firstRetry = 0.5, lastRetry = 10.0
@@ -63,6 +65,7 @@ final class MumbleClient: @unchecked Sendable {
     private var retryTask: Scheduled<Void>?
     private var pingTask: RepeatedTask?
     private var lastHeard = NIODeadline.now()
+    private var lastPing = NIODeadline.now()
     private var ownSession: UInt32?
     private var targetChannel: UInt32?
     private var channels: [UInt32: String] = [:]
@@ -217,17 +220,22 @@ final class MumbleClient: @unchecked Sendable {
         if !settings.password.isEmpty { login.password = settings.password }
         login.opus = true
         send(.authenticate, login, on: channel)
-        pingTask = channel.eventLoop.scheduleRepeatedTask(initialDelay: Self.pingInterval, delay: Self.pingInterval) { [weak self] _ in
-            self?.ping(channel)
+        lastPing = .now()
+        pingTask = channel.eventLoop.scheduleRepeatedTask(initialDelay: Self.silenceCheck, delay: Self.silenceCheck) { [weak self] _ in
+            self?.watch(channel)
         }
     }
 
-    private func ping(_ channel: Channel) {
-        if NIODeadline.now() - lastHeard > Self.silenceLimit {
+    /// Each second: a server silent too long is lost; every 5 s it is pinged.
+    private func watch(_ channel: Channel) {
+        let now = NIODeadline.now()
+        if now - lastHeard > Self.silenceLimit {
             ending = (.lost, "\(settings.server): the server sent nothing for 30 s")
             channel.close(promise: nil)
             return
         }
+        guard now - lastPing >= Self.pingInterval else { return }
+        lastPing = now
         var ping = MumbleProto_Ping()
         ping.timestamp = UInt64(Date().timeIntervalSince1970 * 1000)
         send(.ping, ping, on: channel)

@@ -303,6 +303,29 @@ struct NetworkedRoomLifeTests {
         #expect(status["reason"] as? String == "127.0.0.1:\(port): connection refused")
     }
 
+    /// A server that stops answering (stopped, not gone) is lost after 30 s of silence.
+    @Test func aSilentServerIsLostAfterThirtySeconds() throws {
+        let server = try MumbleServer(channels: ["Tavern"])
+        let room = try LiveRoom(scene: Self.scene(server, "channel: Tavern, user: room"))
+        try Room.waitFor(room, "joining Tavern") { Room.network($0)["state"] as? String == "connected" }
+        let pid = try #require(Int32(try room.server.run("pgrep", ["-f", server.iniPath]).split(separator: "\n").first ?? ""))
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        var after = 0.0
+        let events = try room.events {
+            let stopped = Date()
+            try Room.waitFor(room, within: 40, "noticing the silence") { Room.network($0)["state"] as? String != "connected" }
+            after = Date().timeIntervalSince(stopped)
+        }
+        let lost = events.first { $0["event"] as? String == "connectionChanged" && $0["state"] as? String == "lost" }
+        let reason = lost?["reason"] as? String ?? ""
+        let played = try room.record("phones.monitor", seconds: 1)
+        print("a stopped server: lost after \(after) s: \(reason); the tone at \(Measure.rmsDecibels(played.left)) dBFS")
+        #expect((29...36).contains(after), "30 s of silence, counted from the last message before the stop, and told within a second")
+        #expect(reason == "\(server.host):\(server.port): the server sent nothing for 30 s")
+        #expect(Measure.rmsDecibels(played.left) > -50)
+    }
+
     /// `talker ID gain`, `talker ID mute`, and a `load` that keeps the talker where it was.
     @Test func aTalkersVolumeAndMuteAreHeardAndSurviveALoad() throws {
         let server = try MumbleServer(channels: ["Tavern"])
