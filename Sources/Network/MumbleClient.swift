@@ -51,6 +51,9 @@ final class MumbleClient: @unchecked Sendable {
     /// The most users and channels kept of what the server tells: far above
     /// a real server's, so a hostile one cannot grow the room's memory without bound.
     static let mostKept = 10_000
+    /// The longest user or channel name kept, in bytes; longer ones are cut
+    /// (Mumble's own limit is far shorter), so names cannot fill memory either.
+    static let longestName = 512
 
     let settings: MumbleSettings
     private let trust: ServerTrust
@@ -317,6 +320,8 @@ final class MumbleClient: @unchecked Sendable {
         case .ping, .cryptSetup, .codecVersion, .authenticate:
             break
         case .reject:
+            // A refusal means something only while logging in.
+            guard ownSession == nil else { return drop("a refusal after the login") }
             let reject = try MumbleProto_Reject(serializedBytes: Array(bytes))
             let why = reject.reason.isEmpty ? "\(reject.type)" : reject.reason
             let again = reject.type == .usernameInUse || reject.type == .serverFull
@@ -332,7 +337,7 @@ final class MumbleClient: @unchecked Sendable {
         case .channelState:
             let state = try MumbleProto_ChannelState(serializedBytes: Array(bytes))
             guard channels.count < Self.mostKept || channels[state.channelID] != nil else { return drop("a channel beyond the most kept") }
-            if state.hasChannelID && state.hasName { channels[state.channelID] = state.name }
+            if state.hasChannelID && state.hasName { channels[state.channelID] = Self.kept(state.name) }
         case .channelRemove:
             let remove = try MumbleProto_ChannelRemove(serializedBytes: Array(bytes))
             channels[remove.channelID] = nil
@@ -342,11 +347,11 @@ final class MumbleClient: @unchecked Sendable {
             guard users.count < Self.mostKept || users[state.session] != nil else { return drop("a user beyond the most kept") }
             // A user first told of without a channel is in the root channel, whose id servers leave out.
             var user = users[state.session] ?? User(channel: 0)
-            if state.hasName { user.name = state.name }
+            if state.hasName { user.name = Self.kept(state.name) }
             if state.hasChannelID { user.channel = state.channelID }
             users[state.session] = user
             if state.session == ownSession { joinedIfThere() }
-            updateMembership()
+            updateMembership(of: state.session)
         case .userRemove:
             let remove = try MumbleProto_UserRemove(serializedBytes: Array(bytes))
             if remove.session == ownSession {
@@ -392,6 +397,28 @@ final class MumbleClient: @unchecked Sendable {
         voiceChannel.withLock { $0 = channel }
         tell(.connected, "\(settings.server): in channel \(settings.channel) as \(settings.user) (session \(own), server \(serverVersion))")
         updateMembership()
+    }
+
+    /// A name as kept: at most `longestName` bytes, cut between characters.
+    static func kept(_ name: String) -> String {
+        guard name.utf8.count > longestName else { return name }
+        var cut = ""
+        for character in name {
+            guard cut.utf8.count + character.utf8.count <= longestName else { break }
+            cut.append(character)
+        }
+        return cut
+    }
+
+    /// Tells the delegate whether one user entered or left the room's channel.
+    private func updateMembership(of session: UInt32) {
+        guard joined, let target = targetChannel, session != ownSession, let user = users[session] else { return }
+        let isIn = user.channel == target && !user.name.isEmpty
+        if isIn && inChannel.insert(session).inserted {
+            delegate?.userEntered(session: session, name: user.name)
+        } else if !isIn && inChannel.remove(session) != nil {
+            delegate?.userLeft(session: session, reason: "left the channel")
+        }
     }
 
     /// Tells the delegate who entered or left the room's channel since the last look.

@@ -159,7 +159,9 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
 
     /// A voice packet of a user in the channel, into that talker's jitter buffer.
     public func voice(_ packet: VoicePacket) {
-        guard let session = packet.session, let talker = remote.withLock({ $0[session] }) else { return }
+        guard let session = packet.session, let talker = remote.withLock({ $0[session] }) else {
+            return client.drop("voice from a talker the room could not place")
+        }
         talker.put(packet)
     }
 

@@ -29,7 +29,10 @@ final class RemoteTalker: @unchecked Sendable {
     private let jitter: JitterBuffer
     private let decoder: OpusVoiceDecoder
     private var opus = [UInt8](repeating: 0, count: 1020)
-    private var pcm = [Float](repeating: 0, count: 5760)
+    /// A frame, and room after it for the rest of the longest packet (60 ms).
+    private var pcm = [Float](repeating: 0, count: 960 + 5760)
+    /// Samples at the start of `pcm` that the last packet left for the next frame.
+    private var carried = 0
     // Under `lock`.
     private var arriving: SIMD3<Float>?
     private var talking = false
@@ -84,42 +87,56 @@ final class RemoteTalker: @unchecked Sendable {
 
     /// Decoder thread: makes the talker's next 20 ms and pushes it into the
     /// stream, and says where the talker's latest packet places them.
+    ///
+    /// Packets may hold 10 to 60 ms: the frame takes what the last one left
+    /// over, then asks the jitter buffer for the rest, as often as it takes,
+    /// and keeps what a long packet leaves for the next frame.
     func produceFrame() -> Step {
         lock.lock()
         defer { lock.unlock() }
         var step = Step()
-        let outcome = opus.withUnsafeMutableBytes { jitter.get(into: $0) }
-        var samples = 0
-        switch outcome {
-        case .packet(let length, _, _, let last):
-            samples = decode(length)
+        var filled = carried, heard = false, missed = false
+        while filled < Self.frameSamples {
+            let wanted = Self.frameSamples - filled
+            switch opus.withUnsafeMutableBytes({ jitter.get(into: $0, span: wanted) }) {
+            case .packet(let length, _, _, let last):
+                let decoded = decode(length, at: filled)
+                filled += decoded > 0 ? decoded : silence(wanted, at: filled)
+                heard = true
+                lastEnded = last
+            case .empty:
+                filled += silence(wanted, at: filled)
+            case .missing(let span), .insertion(let span):
+                missed = true
+                let stretch = min(max(span, 1), wanted)
+                // Concealed while a spurt goes on; silence between spurts.
+                let made = talking && !lastEnded ? conceal(stretch, at: filled) : 0
+                filled += made > 0 ? made : silence(stretch, at: filled)
+            }
+        }
+        jitter.tick()
+        _ = pcm.withUnsafeBufferPointer { stream.push(UnsafeBufferPointer(rebasing: $0[..<Self.frameSamples])) }
+        carried = filled - Self.frameSamples
+        for index in 0..<carried { pcm[index] = pcm[Self.frameSamples + index] }
+        if heard {
             silentFrames = 0
             if !talking {
                 talking = true
                 step.talkingChanged = true
             }
-            lastEnded = last
-        case .empty:
-            break
-        case .missing, .insertion:
-            if talking {
-                silentFrames += 1
-                if silentFrames >= Self.silentFramesToEnd || lastEnded {
-                    // The next spurt starts afresh, at whatever sequence the sender is at by then.
-                    talking = false
-                    lastEnded = false
-                    jitter.reset()
-                    step.talkingChanged = false
-                } else {
-                    packetsLost += 1
-                    samples = conceal()
-                }
+        } else if missed && talking {
+            silentFrames += 1
+            if silentFrames >= Self.silentFramesToEnd || lastEnded {
+                // The next spurt starts afresh, at whatever sequence the sender is at by then.
+                talking = false
+                lastEnded = false
+                carried = 0
+                jitter.reset()
+                step.talkingChanged = false
+            } else {
+                packetsLost += 1
             }
         }
-        jitter.tick()
-        // Always a whole frame, silence after what was decoded, so the stream keeps time.
-        for index in min(samples, Self.frameSamples)..<Self.frameSamples { pcm[index] = 0 }
-        _ = pcm.withUnsafeBufferPointer { stream.push(UnsafeBufferPointer(rebasing: $0[..<Self.frameSamples])) }
         // The server passes positions only between users of one plugin context (Mumble's rule), so one that came counts.
         if let arriving {
             // Mumble's frame is left-handed: its z points the other way.
@@ -134,20 +151,29 @@ final class RemoteTalker: @unchecked Sendable {
         return step
     }
 
-    /// Decodes the packet at the start of `opus` into `pcm`; 0 samples for one Opus cannot read.
-    private func decode(_ length: Int) -> Int {
+    /// Decodes the packet at the start of `opus` into `pcm` from `offset`; 0 samples for one Opus cannot read.
+    private func decode(_ length: Int, at offset: Int) -> Int {
         let decoder = decoder
         return opus.withUnsafeBytes { bytes in
             pcm.withUnsafeMutableBufferPointer { output in
-                (try? decoder.decode(UnsafeRawBufferPointer(rebasing: bytes[..<length]), into: output)) ?? 0
+                let rest = UnsafeMutableBufferPointer(rebasing: output[offset...])
+                return (try? decoder.decode(UnsafeRawBufferPointer(rebasing: bytes[..<length]), into: rest)) ?? 0
             }
         }
     }
 
-    /// Opus's guess at a lost frame, into `pcm`.
-    private func conceal() -> Int {
+    /// Opus's guess at `count` lost samples, into `pcm` from `offset`; 0 when it has none.
+    private func conceal(_ count: Int, at offset: Int) -> Int {
         let decoder = decoder
-        return pcm.withUnsafeMutableBufferPointer { (try? decoder.conceal(into: $0, samples: Self.frameSamples)) ?? 0 }
+        return pcm.withUnsafeMutableBufferPointer { output in
+            (try? decoder.conceal(into: UnsafeMutableBufferPointer(rebasing: output[offset...]), samples: count)) ?? 0
+        }
+    }
+
+    /// `count` samples of silence into `pcm` from `offset`.
+    private func silence(_ count: Int, at offset: Int) -> Int {
+        for index in offset..<offset + count { pcm[index] = 0 }
+        return count
     }
 
     /// Places the talker on the arc, its packets having no position the room uses.

@@ -21,15 +21,20 @@ certificate made by `openssl req` in a temporary folder unless --cert and
   {"event": "tlsFailed", "connection": N, "error": "..."}
   {"event": "stage", "stage": K, "name": ..., "seconds": ..., "sent": {...},
    "expected": {reason: count}, "maybe": {reason: count}, "voiceReceived": n,
-   "marker": "a message of unknown type 30465" | null, "completed": bool}
-      after each stage. `expected` holds, with roomd's own words, what
-      roomd's `status` `network.dropped` must count for the stage (keys of
-      MumbleClient.drop and VoicePacketError's descriptions); `maybe` the
-      most that may be counted besides, for seeded random protobufs that
-      may or may not parse; `voiceReceived` the packets that must count as
-      received from users in the channel. The stage ends with one frame of
-      the unknown type 30464 + K, the marker: once roomd counts it, it has
-      read everything before it.
+   "marker": {"reason": "a message of an unknown type", "count": n} | null,
+   "completed": bool}
+      after each stage. `expected` holds, in roomd's own words (the
+      reasons of MumbleClient's and MumbleRoom's `drop`, VoicePacketError's
+      descriptions: the constants below), what roomd's `status`
+      `network.dropped` must count for the stage; `maybe` the most that may
+      be counted besides, for seeded random protobufs that may or may not
+      parse; `voiceReceived` the packets that must count as received from
+      users in the channel. The server follows what roomd knows (its users,
+      up to 10 000, and channels, who is in Tavern, who of them has one of
+      the 16 places of roomd's talkers' mix), and judges each voice packet
+      by a port of roomd's VoicePacket rules. A stage ends with a frame of
+      an unknown type, the marker: once roomd counts `marker.count` of
+      those in all, it has read the stage.
   {"event": "summary", ...}  the stages' totals, after the last.
   {"event": "cutoff", "connection": N, "how": ...}
   {"event": "connectionLost", "connection": N, "error": "..."}
@@ -40,31 +45,33 @@ test can measure roomd before it), answering pings meanwhile.
 
   garbage   frames of unknown types (a sweep of 500 distinct ones too);
             bad protobufs for every type roomd parses (truncated varints,
-            wrong and invalid wire types, field 0, overlong varints,
-            lengths past the end, unfinished groups, missing required
-            fields, a UserState without a session); seeded random protobufs
-            for types where any parse is harmless; frames of exactly
-            1 MiB (kept) and 1 MiB + 1 (skipped); 16 MiB frames and 32
-            frames of distinct lengths just over 1 MiB, streamed in full;
-            voice packets that are empty, header-only, cut in each varint,
-            with frames past the end, empty mid-spurt, out-of-range fields,
-            every other codec type, NaN and infinite positions, 11 and 13
-            trailing bytes, sessions not in the channel, a 100 000-byte run
-            of varint complement prefixes; valid-looking packets of the
-            ghost user whose Opus is random (paced over a second, then a
-            burst), with extreme sequence numbers; and 5000 seeded random
-            packets, each judged here by a port of roomd's VoicePacket rules.
+            invalid wire types, field 0, overlong varints, lengths past the
+            end, unfinished groups, missing required fields, a UserState
+            without a session), and fields of the wrong wire type where
+            that does no harm; seeded random protobufs for types where any
+            parse is harmless; frames of exactly 1 MiB (kept) and 1 MiB + 1
+            (skipped); 16 MiB frames and 32 frames of distinct lengths just
+            over 1 MiB, streamed in full; voice packets that are empty,
+            header-only, cut in each varint, with frames past the end, empty
+            mid-spurt, out-of-range fields, every other codec type, NaN and
+            infinite positions, 11 and 13 trailing bytes, sessions not in
+            the channel, a 100 000-byte run of varint complement prefixes;
+            valid-looking packets of the ghost user whose Opus is random
+            (paced over a second, then a burst), with extreme sequence
+            numbers; and 5000 seeded random packets.
   huge      one frame of length 2^31, streamed as far as --oversize-seconds
             allow; if it ends in time, the marker follows; if not, the
             connection is closed in the middle of it.
   sessions  5000 users with distinct sessions, half of them in Tavern
-            (so 2485 more than the 15 free places of roomd's talkers' mix),
-            and voice from one of those roomd could not place.
+            (2485 more than the 15 places left beside the ghost), and voice
+            from one of those roomd could not place.
   textures  200 UserStates of known users with textures of almost 1 MiB
             and 64 KiB comments (which roomd has no use for).
-  names     96 users (not in Tavern) whose names are almost 1 MiB and 32
-            whose plugin contexts are.
+  names     96 users (not in Tavern) whose names are almost 1 MiB, 32
+            channels whose names are, and 32 users whose plugin contexts are.
   crowd     24 users entering Tavern with names of almost 1 MiB.
+  legion    6000 more users, past the 10 000 roomd keeps.
+  channels  12 000 channels, past the 10 000 roomd keeps.
 
 The filler of oversized frames is a run of 6-byte frames of the unknown type
 26214, length 0: were roomd to read it as frames, it would count them.
@@ -86,6 +93,7 @@ import os
 import random
 import select
 import shutil
+import signal
 import socket
 import ssl
 import struct
@@ -98,7 +106,6 @@ import time
 VERSION, UDP_TUNNEL, AUTHENTICATE, PING, REJECT, SERVER_SYNC = 0, 1, 2, 3, 4, 5
 CHANNEL_REMOVE, CHANNEL_STATE, USER_REMOVE, USER_STATE = 6, 7, 8, 9
 PERMISSION_DENIED, CRYPT_SETUP, CODEC_VERSION, SERVER_CONFIG = 12, 15, 21, 24
-KNOWN_TYPES = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 21, 24}
 # The types roomd parses as protobufs, by the name its MumbleMessageType case has.
 PARSED = {VERSION: "version", REJECT: "reject", SERVER_SYNC: "serverSync", CHANNEL_REMOVE: "channelRemove",
           CHANNEL_STATE: "channelState", USER_REMOVE: "userRemove", USER_STATE: "userState",
@@ -115,13 +122,25 @@ FILLER_TYPE = 0x6666
 OWN_SESSION, GHOST_SESSION = 1, 2
 ROOT, TAVERN = 0, 1
 
+# roomd's words for what it drops (MumbleClient's and MumbleRoom's `drop`,
+# VoicePacketError's descriptions), and its limits.
+UNKNOWN_TYPE = "a message of an unknown type"
+TOO_LONG = "a message too long to keep"
+MALFORMED = "a malformed %s message"
+LATE_REFUSAL = "a refusal after the login"
+UNPLACED = "voice from a talker the room could not place"
+NO_SESSION = "a user state without a session"
+USERS_BEYOND = "a user beyond the most kept"
+CHANNELS_BEYOND = "a channel beyond the most kept"
+NOT_IN_CHANNEL = "voice from a user not in the channel"
+NOT_PLACED = "a talker the room could not place"
+VOICE = "voice: %s"
+MOST_KEPT = 10_000  # MumbleClient.mostKept users, and as many channels
+TALKER_PLACES = 16  # SessionControls.joinCapacityPerMix
+
 
 def emit(**fields):
     print(json.dumps(fields, sort_keys=True), flush=True)
-
-
-def note(text):
-    print(text, file=sys.stderr, flush=True)
 
 
 # MARK: Protobuf, by hand
@@ -395,9 +414,11 @@ class Connection:
                 raise Lost("sending: %s" % error)
             self.outbound = bytearray()
 
-    def pump(self, timeout=0.0):
-        """Reads what roomd sent within `timeout` and answers it."""
-        self.flush()
+    def pump(self, timeout=0.0, answer=True):
+        """Reads what roomd sent within `timeout` and answers it; without `answer` (inside
+        a frame being streamed, where an answer would land in its payload) it only keeps it."""
+        if answer:
+            self.flush()
         deadline = time.monotonic() + timeout
         while True:
             ready = self.sock.pending() > 0 or select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))[0]
@@ -413,7 +434,8 @@ class Connection:
                 raise Lost("roomd closed the connection")
             if data:
                 self.inbound += data
-                self.handle_inbound()
+                if answer:
+                    self.handle_inbound()
             if time.monotonic() >= deadline and self.sock.pending() == 0:
                 return
 
@@ -485,15 +507,27 @@ class Connection:
 
 # MARK: The stages
 
+class Model:
+    """What roomd knows of the server on the first connection: its users and
+    channels, who is in Tavern, and who of them has a place in the room."""
+
+    def __init__(self, user):
+        self.users = {OWN_SESSION: {"name": user, "channel": ROOT}, GHOST_SESSION: {"name": "ghost", "channel": TAVERN}}
+        self.channels = {ROOT, TAVERN}
+        self.members = {GHOST_SESSION}
+        self.placed = {GHOST_SESSION}
+        self.unknown_sent = 0
+
+
 class Stage:
     """What one stage sent, and what roomd must count for it."""
 
-    def __init__(self, connection, number, name, rng, members):
+    def __init__(self, connection, number, name, rng, model):
         self.connection = connection
         self.number = number
         self.name = name
         self.rng = rng
-        self.members = members  # sessions in Tavern (besides the room), as roomd knows them
+        self.model = model
         self.sent = collections.Counter()
         self.expected = collections.Counter()
         self.maybe = collections.Counter()
@@ -515,21 +549,56 @@ class Stage:
             self.connection.pump(0)
 
     def unknown(self, kind, payload=b"", category="unknownTypeFrames"):
-        self.send(kind, payload, category, "a message of unknown type %d" % kind)
+        self.model.unknown_sent += 1
+        self.send(kind, payload, category, UNKNOWN_TYPE)
 
     def malformed(self, kind, payload):
-        self.send(kind, payload, "badProtobufFrames", "a malformed %s message" % PARSED[kind])
+        # After the login roomd reads no refusal at all, well formed or not.
+        expect = LATE_REFUSAL if kind == REJECT else MALFORMED % PARSED[kind]
+        self.send(kind, payload, "badProtobufFrames", expect)
 
     def voice(self, packet, category="voicePackets"):
         verdict, detail = voice_verdict(packet)
         if verdict == "drop":
-            expect = "voice: " + detail
-        elif detail in self.members:
-            expect = None
+            expect = VOICE % detail
+        elif detail in self.model.members:
+            # Received; a user the room found no place for is then counted as such.
+            expect = None if detail in self.model.placed else UNPLACED
             self.voice_received += 1
         else:
-            expect = "voice from a user not in the channel"
+            expect = NOT_IN_CHANNEL
         self.send(UDP_TUNNEL, packet, category, expect)
+
+    def tell_user(self, session, category, name=None, channel=None, **extra):
+        """A UserState, and what roomd does with it: keeps the user (up to MOST_KEPT), and
+        places one who enters Tavern as a talker (up to TALKER_PLACES) or refuses them."""
+        model = self.model
+        payload = user_state(session, name=name, channel=channel, **extra)
+        if session not in model.users and len(model.users) >= MOST_KEPT:
+            return self.send(USER_STATE, payload, category, USERS_BEYOND)
+        self.send(USER_STATE, payload, category)
+        user = model.users.setdefault(session, {"name": "", "channel": ROOT})
+        if name is not None:
+            user["name"] = name
+        if channel is not None:
+            user["channel"] = channel
+        inside = session != OWN_SESSION and user["channel"] == TAVERN and len(user["name"]) > 0
+        if inside and session not in model.members:
+            model.members.add(session)
+            if len(model.placed) < TALKER_PLACES:
+                model.placed.add(session)
+            else:
+                self.expected[NOT_PLACED] += 1
+        elif not inside and session in model.members:
+            model.members.discard(session)
+            model.placed.discard(session)
+
+    def tell_channel(self, channel, name, category):
+        model = self.model
+        if channel not in model.channels and len(model.channels) >= MOST_KEPT:
+            return self.send(CHANNEL_STATE, channel_state(channel, name), category, CHANNELS_BEYOND)
+        self.send(CHANNEL_STATE, channel_state(channel, name), category)
+        model.channels.add(channel)
 
     def oversized(self, kind, length, deadline=None):
         """A frame of `length` bytes, header and all its filler; False if the deadline came first."""
@@ -537,7 +606,7 @@ class Stage:
         connection.write(struct.pack(">HI", kind, length))
         self.sent["oversizedFrames"] += 1
         self.sent["frames"] += 1
-        self.expected["a message of type %d too long (%d bytes)" % (kind, length)] += 1
+        self.expected[TOO_LONG] += 1
         left = length
         while left > 0:
             piece = FILLER if left >= len(FILLER) else FILLER[:left]
@@ -545,16 +614,18 @@ class Stage:
             left -= len(piece)
             self.sent["oversizedBytes"] += len(piece)
             self.sent["bytes"] += len(piece)
-            connection.pump(0)
+            connection.pump(0, answer=False)
             if deadline is not None and time.monotonic() > deadline and left > 0:
                 return False
         self.sent["bytes"] += 6
+        connection.pump(0)
         return True
 
     def marker(self):
+        """The stage's last frame, of an unknown type: roomd has read the stage once it counts this many."""
         self.unknown(MARKER_BASE + self.number, category="markers")
         self.connection.flush()
-        return "a message of unknown type %d" % (MARKER_BASE + self.number)
+        return {"reason": UNKNOWN_TYPE, "count": self.model.unknown_sent}
 
     def report(self, marker):
         emit(event="stage", stage=self.number, name=self.name, seconds=round(time.monotonic() - self.start, 3),
@@ -572,12 +643,16 @@ def filler_chunk():
 FILLER = filler_chunk()
 
 
+def random_bytes(rng, count):
+    return rng.getrandbits(8 * count).to_bytes(count, "little") if count else b""
+
+
 def stage_garbage(stage):
     rng = stage.rng
     # Unknown types, a few of each, and a sweep of distinct ones.
     for kind in [10, 11, 13, 14, 16, 17, 18, 19, 20, 22, 23, 25, 100, 1000, 0x7FFF, 0xFFFF]:
         for count in range(5):
-            stage.unknown(kind, bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 64))))
+            stage.unknown(kind, random_bytes(rng, rng.randrange(0, 64)))
     for kind in range(26, 526):
         stage.unknown(kind, b"")
 
@@ -585,8 +660,6 @@ def stage_garbage(stage):
     bad = [
         b"\x08\xff",                          # field 1, a varint cut off
         b"\x08\xff\xff\xff",                  # the same, longer
-        b"\x0a\x01\x00",                      # field 1 (a varint field) as length-delimited
-        b"\x0d\x00\x00\x80\x3f",              # field 1 as fixed32
         b"\x0e\x00",                          # wire type 6
         b"\x0f\x00",                          # wire type 7
         b"\x00\x00",                          # field number 0
@@ -599,14 +672,23 @@ def stage_garbage(stage):
     for kind in PARSED:
         for payload in bad:
             stage.malformed(kind, payload)
+    # Field 1 with the wrong wire type is no error in protobuf: the field counts as unknown, and
+    # the message is read without it. Sent only where such a message does no harm (a Reject or a
+    # ServerSync without fields would be taken as one), with what roomd makes of it.
+    wrong_wire = [b"\x0a\x01\x00", b"\x0d\x00\x00\x80\x3f"]  # as length-delimited, as fixed32
+    for payload in wrong_wire:
+        for kind in (VERSION, CHANNEL_STATE, SERVER_CONFIG, PERMISSION_DENIED):
+            stage.send(kind, payload, "wrongWireTypeFrames")
+        stage.send(USER_STATE, payload, "wrongWireTypeFrames", NO_SESSION)
+        stage.malformed(CHANNEL_REMOVE, payload)  # its channel_id is required
+        stage.malformed(USER_REMOVE, payload)  # its session is required
     # Missing required fields: ChannelRemove's channel_id, UserRemove's session.
     for kind in (CHANNEL_REMOVE, USER_REMOVE):
         for payload in (b"", pb_uint(2, 7), pb_bytes(3, "why")):
             stage.malformed(kind, payload)
     # A UserState without a session.
-    for name in ("nobody", "noone", ""):
-        stage.send(USER_STATE, pb_bytes(3, name) if name else pb_uint(5, TAVERN), "badProtobufFrames",
-                   "a user state without a session")
+    for payload in (pb_bytes(3, "nobody"), pb_uint(5, TAVERN), b""):
+        stage.send(USER_STATE, payload, "badProtobufFrames", NO_SESSION)
     # Harmless valid ones of no use: removing users and channels that are not there, a late permission refusal.
     stage.send(USER_REMOVE, pb_uint(1, 424242) + pb_bytes(3, "gone"), "validFrames")
     stage.send(CHANNEL_REMOVE, pb_uint(1, 77), "validFrames")
@@ -614,10 +696,9 @@ def stage_garbage(stage):
     # Seeded random protobufs for types where any parse is harmless.
     for kind in (VERSION, SERVER_CONFIG, CHANNEL_STATE, PING, CRYPT_SETUP, CODEC_VERSION):
         for _ in range(200):
-            payload = bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 48)))
-            stage.send(kind, payload, "randomProtobufFrames")
+            stage.send(kind, random_bytes(rng, rng.randrange(1, 48)), "randomProtobufFrames")
             if kind in PARSED:
-                stage.maybe["a malformed %s message" % PARSED[kind]] += 1
+                stage.maybe[MALFORMED % PARSED[kind]] += 1
     stage.connection.flush()
 
     # The longest frame kept, and the shortest skipped.
@@ -667,11 +748,11 @@ def stage_garbage(stage):
     # then with sequence numbers from the ends of their range, then frames too long to play.
     sequence = 1000
     for index in range(50):
-        stage.voice(voice(ghost, sequence, b"\xf8" + bytes(rng.getrandbits(8) for _ in range(60))), "ghostGarbageVoice")
+        stage.voice(voice(ghost, sequence, b"\xf8" + random_bytes(rng, 60)), "ghostGarbageVoice")
         sequence += 2
         stage.connection.pump(0.02)
     for index in range(2000):
-        garbage = bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 200)))
+        garbage = random_bytes(rng, rng.randrange(1, 200))
         stage.voice(voice(ghost, rng.randrange(0, 1 << 20), garbage, last=index % 97 == 0), "ghostGarbageVoice")
     for value in (0, MAX_SEQUENCE, 1, MAX_SEQUENCE - 1, MAX_SEQUENCE // 2, 0xFFFFFFFF, 0x1_0000_0000, 2):
         stage.voice(voice(ghost, value, opus, position=(1e30, -1e30, 0)), "ghostGarbageVoice")
@@ -682,7 +763,7 @@ def stage_garbage(stage):
 
     # Thousands of seeded random byte strings, half of them with Opus's codec type.
     for index in range(5000):
-        packet = bytearray(rng.getrandbits(8) for _ in range(rng.randrange(0, 80)))
+        packet = bytearray(random_bytes(rng, rng.randrange(0, 80)))
         if packet and index % 2 == 0:
             packet[0] = OPUS << 5 | packet[0] & 0x1F
         if len(packet) > 1 and index % 4 == 0:
@@ -697,16 +778,13 @@ def stage_huge(stage, seconds, length):
 
 
 def stage_sessions(stage):
-    members = stage.members
     for index in range(5000):
         session = 1000 + index
-        channel = TAVERN if index % 2 else ROOT
-        stage.send(USER_STATE, user_state(session, name="walker-%d" % session, channel=channel), "userStates")
-        if channel == TAVERN:
-            members.add(session)
-    # Of those in Tavern, roomd places the first 15 beside the ghost; the rest it refuses.
-    stage.sent["usersInTavern"] = len(members)
-    # Voice from the last, whom roomd could not place.
+        stage.tell_user(session, "userStates", name="walker-%d" % session, channel=TAVERN if index % 2 else ROOT)
+    stage.sent["usersInTavern"] = len(stage.model.members)
+    stage.sent["talkersPlaced"] = len(stage.model.placed)
+    # Voice from the last, in Tavern, whom roomd could not place.
+    assert 5999 in stage.model.members and 5999 not in stage.model.placed
     for index in range(50):
         stage.voice(voice(5999, 100 + 2 * index, b"\xf8\xff\xfe"), "voiceFromUnplacedUser")
 
@@ -719,26 +797,43 @@ def huge_text(label, size):
 def stage_textures(stage):
     for index in range(200):
         session = 1000 + index
-        stage.send(USER_STATE, user_state(session, texture=huge_text("texture%d" % session, MAX_PAYLOAD - (64 << 10) - 64),
-                                          comment=huge_text("comment", 64 << 10)), "hugeTextures")
+        stage.tell_user(session, "hugeTextures", texture=huge_text("texture%d" % session, MAX_PAYLOAD - (64 << 10) - 64),
+                        comment=huge_text("comment", 64 << 10))
 
 
 def stage_names(stage):
     for index in range(96):
         session = 20000 + index
-        stage.send(USER_STATE, user_state(session, name=huge_text("name%d" % session, MAX_PAYLOAD - 32), channel=ROOT), "hugeNames")
+        stage.tell_user(session, "hugeUserNames", name=huge_text("name%d" % session, MAX_PAYLOAD - 32), channel=ROOT)
+    for index in range(32):
+        stage.tell_channel(100 + index, huge_text("hall%d" % index, MAX_PAYLOAD - 32), "hugeChannelNames")
     for index in range(32):
         session = 21000 + index
-        stage.send(USER_STATE, user_state(session, name="context-%d" % session, channel=ROOT,
-                                          context=huge_text("context%d" % session, MAX_PAYLOAD - 64)), "hugeContexts")
+        stage.tell_user(session, "hugeContexts", name="context-%d" % session, channel=ROOT,
+                        context=huge_text("context%d" % session, MAX_PAYLOAD - 64))
 
 
 def stage_crowd(stage):
     for index in range(24):
         session = 30000 + index
-        stage.send(USER_STATE, user_state(session, name=huge_text("crowd%d" % session, MAX_PAYLOAD - 32), channel=TAVERN),
-                   "hugeNamesInTavern")
-        stage.members.add(session)
+        stage.tell_user(session, "hugeNamesInTavern", name=huge_text("crowd%d" % session, MAX_PAYLOAD - 32), channel=TAVERN)
+
+
+def stage_legion(stage):
+    for index in range(6000):
+        session = 40000 + index
+        stage.tell_user(session, "userStates", name="legionary-%d" % session, channel=ROOT)
+    stage.sent["usersKnown"] = len(stage.model.users)
+
+
+def stage_channels(stage):
+    for index in range(12000):
+        stage.tell_channel(1000 + index, "hall-%d" % index, "channelStates")
+    stage.sent["channelsKnown"] = len(stage.model.channels)
+
+
+STAGES = {"garbage": stage_garbage, "sessions": stage_sessions, "textures": stage_textures, "names": stage_names,
+          "crowd": stage_crowd, "legion": stage_legion, "channels": stage_channels}
 
 
 # MARK: Serving
@@ -759,7 +854,9 @@ def main():
     arguments = parser.parse_args()
     end = time.monotonic() + arguments.time_limit
 
-    folder = tempfile.mkdtemp(prefix="hostile-")
+    # SIGTERM ends it as an exception would, so that its certificates' folder goes too.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
+    folder = tempfile.mkdtemp(prefix="hostile-certificates-")
     try:
         if arguments.cert and arguments.key:
             cert, key = arguments.cert, arguments.key
@@ -825,7 +922,7 @@ def serve(listener, context, arguments, end):
 
 
 def run_stages(connection, stages, rng, arguments):
-    members = {GHOST_SESSION}
+    model = Model(connection.user or "room")
     totals = {"sent": collections.Counter(), "expected": collections.Counter(), "maybe": collections.Counter()}
     voice_received = 0
     stage = None
@@ -834,19 +931,11 @@ def run_stages(connection, stages, rng, arguments):
             go = "%s.%d" % (arguments.go, index)
             while not os.path.exists(go):
                 connection.pump(0.1)
-        stage = Stage(connection, index, name, rng, members)
-        if name == "garbage":
-            stage_garbage(stage)
-        elif name == "huge":
+        stage = Stage(connection, index, name, rng, model)
+        if name == "huge":
             stage_huge(stage, arguments.oversize_seconds, arguments.huge_length)
-        elif name == "sessions":
-            stage_sessions(stage)
-        elif name == "textures":
-            stage_textures(stage)
-        elif name == "names":
-            stage_names(stage)
-        elif name == "crowd":
-            stage_crowd(stage)
+        elif name in STAGES:
+            STAGES[name](stage)
         else:
             raise SystemExit("unknown stage %s" % name)
         marker = stage.marker() if stage.completed else None
