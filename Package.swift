@@ -74,7 +74,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "roombench",
-            dependencies: ["Engine", "Voice", "Control", "CAllocationCounter", "AudioMeasurements",
+            dependencies: ["Engine", "Voice", "Control", "Network", "CAllocationCounter", "AudioMeasurements",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 

@@ -149,7 +149,8 @@ public final class LiveRoom: @unchecked Sendable {
         engine.drainEvents { event in
             var event = event
             event.epoch = engine.epoch
-            if events.send(event) != nil { dropped.add(1, ordering: .relaxed) }
+            // Matched, not compared: comparing optionals makes the runtime build a type on first use, allocating.
+            if case .some = events.send(event) { dropped.add(1, ordering: .relaxed) }
         }
         publish(engine)
     }
@@ -185,7 +186,7 @@ public final class LiveRoom: @unchecked Sendable {
                 // route changed all the same, and the new room plays on it.
                 if let change, next.epoch != engine.epoch {
                     let kind = EngineEvent.Kind.routeChanged(from: change.from, to: change.to, algorithm: change.to.automaticAlgorithm)
-                    if events.send(EngineEvent(frame: engine.framesRendered, kind: kind, epoch: engine.epoch)) != nil {
+                    if case .some = events.send(EngineEvent(frame: engine.framesRendered, kind: kind, epoch: engine.epoch)) {
                         dropped.add(1, ordering: .relaxed)
                     }
                 }

@@ -23,6 +23,10 @@ struct LiveBlocks: ParsableCommand {
             room's frame, glides sources, changes gains, plays and stops, ducks, mutes, switches echo \
             cancellation, turns the listener, forces routes, triggers prompts, reports echo delays, \
             adds and removes sources, sets their paths, and streams a talker it adds and removes. \
+            Meanwhile remote talkers of a Mumble room fed by hand (no server) join, talk in Opus \
+            packets with moving positions, and leave, every 4 s: decoded on the room's talker thread, \
+            they reach the render thread as streamed voices, and the output's level while they talk \
+            and while none does is reported. \
             Only the render thread's allocations, frees and mutex locks are counted, from its first block. \
             It fails if it allocates or frees anything.
             """
@@ -40,12 +44,17 @@ struct LiveBlocks: ParsableCommand {
     @Flag(help: "Print the figures as JSON.")
     var json = false
 
+    @Option(help: "Remote talkers who join, talk 2 s and leave every 4 s of the room's time (0 for none).")
+    var remoteTalkers = 8
+
     @Flag(help: "Force no routes: OpenAL devices are then made only before the first block, so every lock wait is the engine's own.")
     var steadyRoute = false
 
     func validate() throws {
         guard blocks >= 100 && blocks <= 1_000_000 else { throw ValidationError("--blocks must be between 100 and 1000000") }
         guard speed >= 0.5 && speed <= 10 else { throw ValidationError("--speed must be between 0.5 and 10") }
+        // The talkers' mix has 16 places; the steering's own talker takes one.
+        guard (0...15).contains(remoteTalkers) else { throw ValidationError("--remote-talkers must be between 0 and 15") }
         guard FileManager.default.fileExists(atPath: scene) else { throw ValidationError("--scene \(scene): no such file") }
     }
 
@@ -66,12 +75,15 @@ struct LiveBlocks: ParsableCommand {
         let events = try session.subscribe().events
         let listening = Task { for await event in events { counts.add(event) } }
 
+        let crowd = remoteTalkers > 0 ? try RemoteCrowd(session: session, talkers: remoteTalkers) : nil
         let render = RenderThread(live: session.live, microphone: session.deviceMicrophone, recording: microphone,
                                   blocks: blocks, speed: speed)
         render.start()
         var sent = 0, refused = 0
         while !render.finished {
             let frame = session.live.frame
+            // What the server sends arrives on the network's thread; here, the control thread stands in for it.
+            crowd?.advance(to: frame)
             if frame >= steering.nextFrame {
                 do {
                     try steering.next(on: session, at: frame)
@@ -84,6 +96,7 @@ struct LiveBlocks: ParsableCommand {
         }
         let result = render.result
         let renderersMade = session.status()["renderersMade"] as? Int ?? 0
+        crowd?.close()
         Thread.sleep(forTimeInterval: 0.1)
         listening.cancel()
         session.close()
@@ -95,6 +108,9 @@ struct LiveBlocks: ParsableCommand {
                 "locks": result.locks, "contendedLocks": result.contendedLocks, "microsecondsPerBlock": result.cpuSeconds / Double(result.blocks) * 1e6,
                 "outputDecibels": result.outputDecibels, "commands": sent, "refused": refused, "events": kinds,
                 "droppedEvents": session.live.droppedEvents, "renderersMade": renderersMade,
+                "remoteTalkers": remoteTalkers, "remoteJoins": crowd?.joins ?? 0, "remoteLeaves": crowd?.leaves ?? 0,
+                "remotePackets": crowd?.packetsSent ?? 0, "remoteTalkingDecibels": result.remoteTalkingDecibels,
+                "remoteSilentDecibels": result.remoteSilentDecibels,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -103,6 +119,11 @@ struct LiveBlocks: ParsableCommand {
                          result.blocks, result.calls, speed, result.cpuSeconds / Double(result.blocks) * 1e6, result.outputDecibels))
             print("steering: \(sent) commands (\(refused) refused), \(renderersMade) renderers made; events: "
                   + kinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            if let crowd {
+                print(String(format: "remote talkers: %d joins and %d leaves of %d talkers, %d Opus packets; output %.1f dBFS while they talk, %.1f dBFS while none does",
+                             crowd.joins, crowd.leaves, crowd.talkers, crowd.packetsSent, result.remoteTalkingDecibels,
+                             result.remoteSilentDecibels))
+            }
             print("render thread: \(result.allocations) heap allocations and \(result.frees) frees in \(result.blocks) blocks; "
                   + "\(result.locks) mutex locks, \(result.contendedLocks) of them waited for")
         }
@@ -210,6 +231,9 @@ final class RenderThread: @unchecked Sendable {
         var contendedLocks = 0
         var cpuSeconds = 0.0
         var outputDecibels = -Double.infinity
+        /// The output's level while every remote talker talks, and while none is in the channel or talking.
+        var remoteTalkingDecibels = -200.0
+        var remoteSilentDecibels = -200.0
     }
 
     /// Periods a server might ask for, in frames: never the engine's block.
@@ -256,10 +280,13 @@ final class RenderThread: @unchecked Sendable {
         let endFrame = blocks * RoomEngine.blockFrames
         let start = ContinuousClock.now
         var result = Result(), played = 0, recordingIndex = 0, energy = 0.0
+        // The output's energy and samples by where the remote talkers' cycle is: 1 talking, 2 silent.
+        var talking = (energy: 0.0, samples: 0), silent = (energy: 0.0, samples: 0)
         var previous = (frames: 0, channels: 1)
         while live.frame < endFrame {
             let frames = Self.periods[result.calls % Self.periods.count], channels = live.channelCount
             let piece = UnsafeMutableBufferPointer(rebasing: output[0..<(frames * channels)])
+            let window = RemoteCrowd.Schedule.window(at: live.frame)
             let allocated = room_thread_allocation_count(), freed = room_thread_free_count(), cpu = threadCPUSeconds()
             let locked = room_thread_lock_count(), contended = room_thread_contended_lock_count()
             // The capture callback: the talker's recording and the echo of the last period's left channel.
@@ -275,7 +302,16 @@ final class RenderThread: @unchecked Sendable {
             result.frees += room_thread_free_count() - freed
             result.locks += room_thread_lock_count() - locked
             result.contendedLocks += room_thread_contended_lock_count() - contended
-            for sample in piece { energy += Double(sample * sample) }
+            var pieceEnergy = 0.0
+            for sample in piece { pieceEnergy += Double(sample * sample) }
+            energy += pieceEnergy
+            if window == 1 {
+                talking.energy += pieceEnergy
+                talking.samples += piece.count
+            } else if window == 2 {
+                silent.energy += pieceEnergy
+                silent.samples += piece.count
+            }
             played += frames
             previous = (frames, channels)
             result.calls += 1
@@ -285,6 +321,8 @@ final class RenderThread: @unchecked Sendable {
         result.blocks = live.frame / RoomEngine.blockFrames
         // Floored, so that JSON can carry silence.
         result.outputDecibels = max(-200, Level.decibels(fromLinear: (energy / Double(max(1, played * live.channelCount))).squareRoot()))
+        result.remoteTalkingDecibels = max(-200, Level.decibels(fromLinear: (talking.energy / Double(max(1, talking.samples))).squareRoot()))
+        result.remoteSilentDecibels = max(-200, Level.decibels(fromLinear: (silent.energy / Double(max(1, silent.samples))).squareRoot()))
         return result
     }
 }
@@ -297,7 +335,12 @@ final class EventCounts: @unchecked Sendable {
     func add(_ event: EngineEvent) {
         let fields = try? JSONSerialization.jsonObject(with: Data(event.jsonLine.utf8)) as? [String: Any]
         let name = fields?["event"] as? String ?? "unknown"
-        lock.withLock { counts[name, default: 0] += 1 }
+        // A remote talker's speech carries its session on the server.
+        let remote = fields?["session"] != nil && (name == "speechStarted" || name == "speechEnded")
+        lock.withLock {
+            counts[name, default: 0] += 1
+            if remote { counts[name == "speechStarted" ? "remoteSpeechStarted" : "remoteSpeechEnded", default: 0] += 1 }
+        }
     }
 
     var snapshot: [String: Int] { lock.withLock { counts } }

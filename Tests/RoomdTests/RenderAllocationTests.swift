@@ -6,11 +6,13 @@ import Testing
 /// renders the tavern through LiveRoom.render in device-sized pieces, with
 /// the microphone pushed and the voice bus on, while a control thread
 /// steers it as scenectl would (forced routes included, whose new renderers
-/// open OpenAL devices meanwhile), and counts the render thread's heap
-/// allocations, frees and mutex locks. With the route steady it waits for
-/// no lock at all; a route change makes OpenAL devices on another thread
-/// under OpenAL 1.19's global list lock, which the render thread takes to
-/// render, so the waits of that run are printed, not asserted.
+/// open OpenAL devices meanwhile) and eight remote talkers of a Mumble room
+/// fed by hand join, talk in Opus packets and leave every 4 s (decoded on
+/// the room's talker thread, played as streamed voices), and counts the
+/// render thread's heap allocations, frees and mutex locks. With the route
+/// steady it waits for no lock at all; a route change makes OpenAL devices
+/// on another thread under OpenAL 1.19's global list lock, which the render
+/// thread takes to render, so the waits of that run are printed, not asserted.
 ///
 /// The count is of the release build, the one that ships: a debug build
 /// allocates in code the optimiser would keep on the stack. Tools/test.sh
@@ -61,10 +63,20 @@ struct RenderAllocationTests {
         #expect(events["echoCancellation"] ?? 0 >= 2 && events["duckingChanged"] ?? 0 >= 1)
         #expect(events["speechStarted"] ?? 0 >= 1 && events["mutedSpeechStarted"] ?? 0 >= 1, "the uplink heard its talker")
         #expect(figures["outputDecibels"] as? Double ?? -.infinity > -50, "the room plays")
+        // Eight remote talkers joined, talked and left every 4 s of the room's 100: every one placed, decoded and heard.
+        let joins = figures["remoteJoins"] as? Int ?? 0
+        #expect(figures["remoteTalkers"] as? Int == 8)
+        #expect(joins >= 8 * 24 && figures["remoteLeaves"] as? Int == joins, "the talkers joined and left again and again")
+        #expect(events["talkerJoined"] == joins && events["talkerLeft"] == joins, "the room placed every talker that joined")
+        #expect(events["remoteSpeechStarted"] ?? 0 >= joins - 8 && events["remoteSpeechEnded"] ?? 0 >= joins - 8,
+                "their packets were decoded, each spurt to its end")
+        let talking = figures["remoteTalkingDecibels"] as? Double ?? -200, silent = figures["remoteSilentDecibels"] as? Double ?? -200
+        #expect(talking > silent + 6, "their voices reached the output: \(talking) dBFS while they talk, \(silent) dBFS while none does")
     }
 
-    /// Sources of every kind join, change how they render and leave, and
-    /// the render thread never waits: no device is made while it renders.
+    /// Sources of every kind join, change how they render and leave, remote
+    /// talkers come and go, and the render thread never waits: no device is
+    /// made while it renders.
     @Test func withTheRouteSteadyTheRenderThreadWaitsForNoLock() throws {
         let (figures, status) = try Self.live(["--steady-route"])
         #expect(status == 0)
@@ -74,6 +86,7 @@ struct RenderAllocationTests {
         #expect(figures["contendedLocks"] as? Int == 0, "lock waits on the render thread")
         #expect(figures["commands"] as? Int ?? 0 > 1_000 && figures["refused"] as? Int == 0)
         #expect(figures["renderersMade"] as? Int == 0, "no change made new renderers")
+        #expect(figures["remoteJoins"] as? Int ?? 0 >= 8 * 24, "remote talkers came and went")
     }
 
     static func modified(_ path: String) -> Date? {
