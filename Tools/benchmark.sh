@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the engine in release and the raw OpenAL Soft baseline, runs every
-# benchmark in one go (about a minute), prints the table and appends it,
+# benchmark in one go (about two minutes), prints the table and appends it,
 # dated, to BENCHMARKS.md. Arguments go to `roombench report`.
 #
 # Tools/benchmark.sh --instructions [ARGS] counts instructions instead, with

@@ -39,7 +39,7 @@ struct Report: ParsableCommand {
         }
         guard seconds >= 1 && seconds <= 600 else { throw ValidationError("--seconds must be between 1 and 600") }
         guard (1...21).contains(runs) else { throw ValidationError("--runs must be between 1 and 21") }
-        for scene in scenes where !FileManager.default.fileExists(atPath: scene) {
+        for scene in scenes + [Self.networkScene, Self.networkSpeech] where !FileManager.default.fileExists(atPath: scene) {
             throw ValidationError("--scenes: no file \(scene) (Tools/make_assets.sh makes the demo audio)")
         }
     }
@@ -81,6 +81,17 @@ struct Report: ParsableCommand {
         say(String(format: "- Voice chain: %.3f%% of one core (median of 5 runs of 20 s; %.3f-%.3f%%), %d heap allocations in %d blocks.",
                    voice.median, voice.lowest, voice.highest, voice.allocations, voice.blocks))
 
+        let talkers = SessionControls.joinCapacityPerMix
+        let network = try compareNetwork(scene: Self.networkScene, talkers: talkers, audio: Self.networkSpeech, seconds: seconds,
+                                         runs: min(runs, 3), speed: 2, baseline: baseline)
+        say(String(format: "- Remote talkers (a Mumble room fed by hand, %@ on headphones, median of %d runs): %d talkers cost %.2f%%"
+                   + " of one core beyond the room without them, %.3f%% each (decoding and jitter buffers %.2f%%, spatialising and"
+                   + " mixing %.2f%%), %.2f times raw OpenAL Soft rendering %d moving HRTF sources (spatialising and mixing alone"
+                   + " %.2f times); %d heap allocations in %d blocks"
+                   + " after their first seconds.", (Self.networkScene as NSString).lastPathComponent, min(runs, 3), talkers,
+                   network.extra * 100, network.extra / Double(talkers) * 100, network.decode * 100, network.render * 100,
+                   network.ratio ?? 0, talkers, network.renderRatio ?? 0, network.allocations, network.renderBlocks))
+
         let error = try CrowdError.measure()
         say(String(format: "- Crowd direction error, third order: a source in the field is heard (by its ITD below 1 kHz, against the"
                    + " same source alone) at most %.1f degrees off, at %.0f degrees.", error.worstDegrees, error.worstAzimuth))
@@ -104,6 +115,10 @@ struct Report: ParsableCommand {
             try (existing + "\n" + lines.joined(separator: "\n")).write(toFile: append, atomically: true, encoding: .utf8)
         }
     }
+
+    /// The room and the speech of the remote-talker figure.
+    static let networkScene = "Scenes/network/tavern.yaml"
+    static let networkSpeech = "Scenes/audio/barkeep.wav"
 
     static func timestamp() -> String {
         let formatter = DateFormatter()

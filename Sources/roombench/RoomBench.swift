@@ -16,7 +16,7 @@ struct RoomBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roombench",
         abstract: "Measure what the engine's parts cost. Build with -c release.",
-        subcommands: [Report.self, OpenALComparison.self, VoiceChain.self, EngineBlocks.self, LiveBlocks.self, Soak.self,
+        subcommands: [Report.self, OpenALComparison.self, VoiceChain.self, EngineBlocks.self, LiveBlocks.self, NetworkBench.self, Soak.self,
                       Instructions.self, Play.self, WriteCrowdScene.self]
     )
 }
