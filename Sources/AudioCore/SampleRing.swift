@@ -29,7 +29,7 @@ public final class SampleRing: Sendable {
         let head = written.load(ordering: .relaxed)
         let room = capacity - (head - consumed.load(ordering: .acquiring))
         let count = min(room, samples.count)
-        for index in 0..<count { storage[(head + index) % capacity] = samples[index] }
+        copy(count, from: samples.baseAddress, toRingAt: head % capacity)
         written.store(head + count, ordering: .releasing)
         return count
     }
@@ -38,9 +38,25 @@ public final class SampleRing: Sendable {
     public func read(into block: UnsafeMutableBufferPointer<Float>) -> Int {
         let tail = consumed.load(ordering: .relaxed)
         let count = min(written.load(ordering: .acquiring) - tail, block.count)
-        for index in 0..<count { block[index] = storage[(tail + index) % capacity] }
+        copy(count, fromRingAt: tail % capacity, to: block.baseAddress)
         consumed.store(tail + count, ordering: .releasing)
         return count
+    }
+
+    /// Copies `count` samples into the ring from `start` on, wrapping once at its end.
+    private func copy(_ count: Int, from source: UnsafePointer<Float>?, toRingAt start: Int) {
+        guard count > 0, let source, let ring = storage.baseAddress else { return }
+        let first = min(count, capacity - start)
+        (ring + start).update(from: source, count: first)
+        ring.update(from: source + first, count: count - first)
+    }
+
+    /// Copies `count` samples out of the ring from `start` on, wrapping once at its end.
+    private func copy(_ count: Int, fromRingAt start: Int, to target: UnsafeMutablePointer<Float>?) {
+        guard count > 0, let target, let ring = storage.baseAddress else { return }
+        let first = min(count, capacity - start)
+        target.update(from: ring + start, count: first)
+        (target + first).update(from: ring, count: count - first)
     }
 
     /// Drops the oldest `count` samples held, or all there are. Reader's thread only.
