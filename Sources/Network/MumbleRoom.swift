@@ -24,8 +24,13 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     static let arcRadius = 2.0
     /// Degrees between neighbours on the arc, which fills from ahead outwards.
     static let arcStep = 30.0
-    /// What the decoder keeps queued in each talker's stream, ahead of the room: 30 ms.
-    static let queuedSamples = 1440
+    /// What the decoder keeps queued in each talker's stream, ahead of the
+    /// room: 20 ms, two of the room's blocks, topped up 10 ms at a time. Each
+    /// millisecond here is a millisecond of mouth-to-ear latency.
+    static let queuedSamples = 960
+    /// How often the decoder looks at the streams: often enough that two
+    /// blocks rendered back to back never find one empty.
+    static let decoderWake = 0.002
     /// How long a talker glides to a new position.
     static let glideMilliseconds = 60.0
 
@@ -170,18 +175,23 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
 
     // MARK: Decoding, on the talkers' thread
 
-    /// Keeps each talker's stream `queuedSamples` ahead of the room, a 20 ms
-    /// frame at a time; the room's clock sets the pace, not this thread's.
+    /// Keeps each talker's stream `queuedSamples` ahead of the room, half a
+    /// 20 ms frame at a time; the room's clock sets the pace, not this thread's.
     private func decodeLoop() {
         defer { decoderFinished.signal() }
         var scenes = session.scenesLoaded
+        // Taken afresh at every wake, into the same storage: the loop wakes 500 times a second.
+        var talkers: [RemoteTalker] = []
         while running.load(ordering: .relaxed) {
             if session.scenesLoaded != scenes {
                 scenes = session.scenesLoaded
                 rejoinTalkers()
             }
-            for talker in remote.withLock({ Array($0.values) }) {
+            talkers.removeAll(keepingCapacity: true)
+            remote.withLock { talkers.append(contentsOf: $0.values) }
+            for talker in talkers {
                 while talker.queuedFrames < Self.queuedSamples {
+                    if talker.pushLaterHalf() { continue }
                     let step = talker.produceFrame()
                     if let talking = step.talkingChanged {
                         session.remoteTalker(talker.name, session: Int(talker.session), talking: talking)
@@ -191,7 +201,8 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
                     }
                 }
             }
-            Thread.sleep(forTimeInterval: 0.005)
+            talkers.removeAll(keepingCapacity: true)
+            Thread.sleep(forTimeInterval: Self.decoderWake)
         }
     }
 

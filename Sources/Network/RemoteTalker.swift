@@ -33,6 +33,10 @@ final class RemoteTalker: @unchecked Sendable {
     private var pcm = [Float](repeating: 0, count: 960 + 5760)
     /// Samples at the start of `pcm` that the last packet left for the next frame.
     private var carried = 0
+    /// The second half of the last frame, pushed when the stream wants it:
+    /// the stream is topped up 10 ms at a time, which keeps it 5 ms shorter on average.
+    private var laterHalf = [Float](repeating: 0, count: 480)
+    private var laterHalfWaits = false
     // Under `lock`.
     private var arriving: SIMD3<Float>?
     private var talking = false
@@ -85,8 +89,9 @@ final class RemoteTalker: @unchecked Sendable {
         var moveTo: Position?
     }
 
-    /// Decoder thread: makes the talker's next 20 ms and pushes it into the
-    /// stream, and says where the talker's latest packet places them.
+    /// Decoder thread: makes the talker's next 20 ms and pushes its first
+    /// half into the stream (`pushLaterHalf` the rest), and says where the
+    /// talker's latest packet places them.
     ///
     /// Packets may hold 10 to 60 ms: the frame takes what the last one left
     /// over, then asks the jitter buffer for the rest, as often as it takes,
@@ -115,7 +120,10 @@ final class RemoteTalker: @unchecked Sendable {
             }
         }
         jitter.tick()
-        _ = pcm.withUnsafeBufferPointer { stream.push(UnsafeBufferPointer(rebasing: $0[..<Self.frameSamples])) }
+        let half = Self.frameSamples / 2
+        _ = pcm.withUnsafeBufferPointer { stream.push(UnsafeBufferPointer(rebasing: $0[..<half])) }
+        for index in 0..<half { laterHalf[index] = pcm[half + index] }
+        laterHalfWaits = true
         carried = filled - Self.frameSamples
         for index in 0..<carried { pcm[index] = pcm[Self.frameSamples + index] }
         if heard {
@@ -149,6 +157,17 @@ final class RemoteTalker: @unchecked Sendable {
             self.arriving = nil
         }
         return step
+    }
+
+    /// Decoder thread: pushes the second half of the last frame if it still
+    /// waits; false when the next frame must be made.
+    func pushLaterHalf() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard laterHalfWaits else { return false }
+        _ = laterHalf.withUnsafeBufferPointer { stream.push($0) }
+        laterHalfWaits = false
+        return true
     }
 
     /// Decodes the packet at the start of `opus` into `pcm` from `offset`; 0 samples for one Opus cannot read.

@@ -22,7 +22,7 @@ struct NetworkBench: ParsableCommand {
             Each run renders the scene on headphones (HRTF) block by block at --speed times real time, \
             once with no remote talkers and once with --talkers, alternately; a talker's packets arrive \
             when the room's clock reaches the end of the 20 ms they carry, and the room's decoder keeps \
-            each talker's stream 30 ms ahead of the render. The CPU counted is the render thread's \
+            each talker's stream 20 to 30 ms ahead of the render. The CPU counted is the render thread's \
             (render and pump), the Mumble room's threads' (the talkers' decoder, and its event loop, \
             idle without a server) and the packets' hand-over, after the first second; \
             the whole process's is reported too. The output's level with and without the talkers shows \
