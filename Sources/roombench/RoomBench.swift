@@ -16,9 +16,23 @@ struct RoomBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roombench",
         abstract: "Measure what the engine's parts cost. Build with -c release.",
-        subcommands: [Report.self, OpenALComparison.self, VoiceChain.self, EngineBlocks.self, LiveBlocks.self, NetworkBench.self, Soak.self,
-                      Instructions.self, Play.self, WriteCrowdScene.self]
+        subcommands: [Report.self, OpenALComparison.self, VoiceChain.self, EngineBlocks.self, LiveBlocks.self, NetworkBench.self,
+                      NetworkLatency.self, Soak.self, Instructions.self, Play.self, WriteCrowdScene.self]
     )
+
+    /// Runs the command; usage errors exit with 2, as roomd's and scenectl's do.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 /// CPU time of the calling thread, in seconds: what the work cost, whatever else the machine runs.

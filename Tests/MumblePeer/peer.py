@@ -16,7 +16,9 @@ Commands carry "cmd" and an optional "id" that the reply echoes:
   {"cmd": "say", "wav": "tone.wav", "position": [3, 0, 0]}
   {"cmd": "say", "wav": "tone.wav", "segments": [{"seconds": 1, "position": [3, 0, 0]},
                                                  {"seconds": 1, "position": [-3, 0, 0]}]}
+  {"cmd": "say", "wav": "click.wav", "at": 1700000000.25, "sends": true}
   {"cmd": "record_start"}
+  {"cmd": "record_start", "arrivals": true}
   {"cmd": "record_stop", "folder": "/tmp/x"}
   {"cmd": "users", "all": false}
   {"cmd": "events", "enabled": true}
@@ -26,7 +28,22 @@ Replies are {"reply": CMD, "id": ID, "ok": true, ...} or
 {"reply": CMD, "id": ID, "ok": false, "error": "..."}; events are
 {"event": NAME, ...}: user_joined, user_left, user_moved (each with session,
 name, channel), say_started and say_finished (with "say", the id of the say
-command), disconnected.
+command), disconnected. A say_started or say_finished event carries "time",
+the wall clock (time.time()) just after its packet went to the socket.
+
+For latency measurements: a say with "at" sends its first packet no earlier
+than that wall-clock time (the loop wakes at least every 5 ms), and one with
+"sends" adds to its say_finished event "sends", the wall-clock time just
+after each of its packets went to the socket, in order (frame i carries the
+WAV's samples 960 i to 960 i + 959). A recording started with "arrivals"
+also keeps, per sender, each packet's arrival in the order it came: its
+record_stop entry then has "arrivals", the path of a JSON file
+{"rate": 48000, "pcm": RAW, "packets": [[sequence, arrival, first, count,
+last], ...]} where arrival is the wall clock when the packet was read from
+the socket (before decoding), RAW (a file beside it) holds every packet's
+decoded samples, 16-bit little-endian mono, one after another in arrival
+order, the packet's `count` samples from sample `first`, and last is 1 on a
+spurt's terminator. A sample at `first + k` could be played at arrival + k / 48000.
 
 Two things pymumble does not do are done here. Positions: each 20 ms voice
 packet this peer sends ends in x, y, z as little-endian float32, the legacy
@@ -125,6 +142,13 @@ class PositionalSoundOutput(soundoutput.SoundOutput):
         self.next_time = None
         self.sequence = 0
         self.epoch = time.time()
+        self.says = {}  # say id: {"at": earliest wall-clock time or None, "sends": [times] or None}
+
+    def plan(self, say, at, sends):
+        """Holds say `say`'s first frame until the wall clock reaches `at`
+        (if given), and keeps the send time of each of its frames (if `sends`)."""
+        with self.queue_lock:
+            self.says[say] = {"at": at, "sends": [] if sends else None}
 
     def queue(self, frames):
         with self.queue_lock:
@@ -137,6 +161,7 @@ class PositionalSoundOutput(soundoutput.SoundOutput):
     def clear_buffer(self):
         with self.queue_lock:
             self.frames.clear()
+            self.says.clear()
 
     def send_audio(self):
         if not self.encoder:
@@ -145,6 +170,9 @@ class PositionalSoundOutput(soundoutput.SoundOutput):
             now = time.time()
             with self.queue_lock:
                 if not self.frames or (self.next_time is not None and now < self.next_time):
+                    return
+                plan = self.says.get(self.frames[0][2])
+                if self.frames[0][3] and plan and plan["at"] is not None and now < plan["at"]:
                     return
                 pcm, position, say, first, last = self.frames.popleft()
             if self.next_time is None or now - self.next_time > 4 * FRAME_SECONDS:
@@ -159,12 +187,20 @@ class PositionalSoundOutput(soundoutput.SoundOutput):
             if position is not None:
                 packet += struct.pack("<3f", *position)
             self.mumble_object.send_tunnel(packet)
+            sent = time.time()
             self.sequence += int(round(FRAME_SECONDS / SEQUENCE_SECONDS))
             self.next_time += FRAME_SECONDS
+            if plan is not None and plan["sends"] is not None:
+                plan["sends"].append(sent)
             if first:
-                emit({"event": "say_started", "say": say, "time": time.time()})
+                emit({"event": "say_started", "say": say, "time": sent})
             if last:
-                emit({"event": "say_finished", "say": say, "time": time.time()})
+                finished = {"event": "say_finished", "say": say, "time": sent}
+                with self.queue_lock:
+                    plan = self.says.pop(say, None)
+                if plan is not None and plan["sends"] is not None:
+                    finished["sends"] = plan["sends"]
+                emit(finished)
                 self.next_time = None
 
 
@@ -175,11 +211,14 @@ pymumble_mumble.soundoutput.SoundOutput = PositionalSoundOutput
 class Track:
     """What one sender was heard saying: decoded PCM placed by sequence number."""
 
-    def __init__(self, session, name):
+    def __init__(self, session, name, arrivals=False):
         self.session = session
         self.name = name
         self.decoder = opuslib.Decoder(RATE, 1)
         self.samples = array.array("h")
+        # With `arrivals`: each packet's [sequence, arrival, first, count, last], and its PCM in arrival order.
+        self.arrivals = [] if arrivals else None
+        self.stream = array.array("h")
         self.packets = 0
         self.decoded_frames = 0
         self.spurts = 0
@@ -191,7 +230,7 @@ class Track:
         self.last_position = None
         self.runs = []  # [position, count] of consecutive equal positions
 
-    def add(self, sequence, opus, position, arrival, start):
+    def add(self, sequence, opus, position, arrival, start, last=False):
         self.packets += 1
         if position is not None:
             self.positions += 1
@@ -208,6 +247,9 @@ class Track:
             return
         pcm = array.array("h", self.decoder.decode(opus, 5760))
         self.decoded_frames += len(pcm)
+        if self.arrivals is not None:
+            self.arrivals.append([sequence, arrival, len(self.stream), len(pcm), 1 if last else 0])
+            self.stream.extend(pcm)
         # Within a talk spurt the sequence number says where a packet belongs;
         # a new spurt (or one whose numbers drift from the clock) starts at arrival.
         at = None
@@ -236,18 +278,30 @@ class Track:
             out.setsampwidth(2)
             out.setframerate(RATE)
             out.writeframes(self.samples.tobytes())
-        return {"session": self.session, "name": self.name, "path": path, "packets": self.packets,
-                "seconds": round(self.decoded_frames / RATE, 4), "spurts": self.spurts,
-                "positions": {"count": self.positions, "without": self.unpositioned,
-                              "first": self.first_position, "last": self.last_position,
-                              "runs": [{"position": p, "count": c} for p, c in self.runs]}}
+        result = {"session": self.session, "name": self.name, "path": path, "packets": self.packets,
+                  "seconds": round(self.decoded_frames / RATE, 4), "spurts": self.spurts,
+                  "positions": {"count": self.positions, "without": self.unpositioned,
+                                "first": self.first_position, "last": self.last_position,
+                                "runs": [{"position": p, "count": c} for p, c in self.runs]}}
+        if self.arrivals is not None:
+            raw = os.path.join(folder, f"{safe}-{self.session}.arrivals.raw")
+            stream = array.array("h", self.stream)
+            if sys.byteorder != "little":
+                stream.byteswap()
+            with open(raw, "wb") as out:
+                out.write(stream.tobytes())
+            result["arrivals"] = os.path.join(folder, f"{safe}-{self.session}.arrivals.json")
+            with open(result["arrivals"], "w") as out:
+                json.dump({"rate": RATE, "pcm": raw, "packets": self.arrivals}, out, separators=(",", ":"))
+        return result
 
 
 class Recorder:
     """Voice heard since `record_start`, per sender session."""
 
-    def __init__(self):
+    def __init__(self, arrivals=False):
         self.start = time.time()
+        self.arrivals = arrivals
         self.tracks = {}
         self.lock = threading.Lock()
         self.other_packets = 0
@@ -260,6 +314,7 @@ class Recorder:
         session, at = varint(data, 1)
         sequence, at = varint(data, at)
         length, at = varint(data, at)
+        last = bool(length & TERMINATOR)
         length &= 0x1fff
         opus = bytes(data[at:at + length])
         at += length
@@ -268,8 +323,8 @@ class Recorder:
         with self.lock:
             track = self.tracks.get(session)
             if track is None:
-                track = self.tracks[session] = Track(session, name_of(session))
-            track.add(sequence, opus, position, arrival, self.start)
+                track = self.tracks[session] = Track(session, name_of(session), self.arrivals)
+            track.add(sequence, opus, position, arrival, self.start, last)
 
     def stop(self, folder):
         frames = int(round((time.time() - self.start) * RATE))
@@ -524,12 +579,14 @@ class Peer:
                            say_id, index == 0, index == count - 1))
         output = client.sound_output
         queued = output.pending_seconds()
+        at = command.get("at")
+        output.plan(say_id, None if at is None else float(at), bool(command.get("sends", False)))
         output.queue(frames)
         return {"say": say_id, "frames": count, "seconds": count * FRAME_SECONDS, "starts_in": queued}
 
     def record_start(self, command):
         client = self.require()
-        client.recorder = Recorder()
+        client.recorder = Recorder(arrivals=bool(command.get("arrivals", False)))
         return {"start": client.recorder.start}
 
     def record_stop(self, command):
