@@ -85,8 +85,8 @@ public final class PushedAudioSource: AudioSource, @unchecked Sendable {
 /// thread that plays: the block is copied into a ring, and a thread of the
 /// recording's own writes it, about every 20 ms, updating the file's
 /// header with each write so it reads back whole however the program ends. A write that fails (a
-/// full disk) stops the recording, says why once through `stopped`, and
-/// the room plays on; so does a ring the writer cannot keep up with.
+/// full disk) stops the recording, says why once through `stopped`, closes
+/// the file, and the room plays on; so does a ring the writer cannot keep up with.
 public final class RecordingSink: AudioSink, @unchecked Sendable {
     /// The file as it was asked for.
     public let path: String
@@ -146,7 +146,8 @@ public final class RecordingSink: AudioSink, @unchecked Sendable {
                     writer.updateHeaderNow()
                 }
             }
-            if stopping && got == 0 { break }
+            // A recording that stopped early lets its file (and its disk) go now, not when the room ends.
+            if failed.load(ordering: .acquiring) || (stopping && got == 0) { break }
             if got == 0 { Thread.sleep(forTimeInterval: 0.02) }
         }
         try? writer.close()

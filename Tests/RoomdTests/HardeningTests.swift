@@ -328,6 +328,7 @@ struct HardeningTests {
         let recording = disk + "/recording.wav"
         let client = try RawClient(path: daemon.socket)
         #expect(try client.request(#"{"v":1,"verb":"sink","args":{"record":"\#(recording)"}}"#)["ok"] as? Bool == true)
+        #expect(Self.openFiles(of: daemon.child.pid).contains(recording), "the recording is open while it records")
         // A second of stereo float is 384 KB: the disk is full within one.
         var stoppedEvent: String?
         while stoppedEvent == nil, let line = events.readLine() {
@@ -343,9 +344,19 @@ struct HardeningTests {
         let second = try client.request(#"{"v":1,"verb":"status"}"#)["result"] as? [String: Any]
         #expect((second?["time"] as? Double ?? 0) > (first?["time"] as? Double ?? 0) + 0.2, "the room plays on")
         #expect(daemon.child.isRunning)
+        let stillOpen = Self.openFiles(of: daemon.child.pid).filter { $0.hasPrefix(disk) }
+        #expect(stillOpen.isEmpty, "a stopped recording is closed, not held: \(stillOpen)")
         let wav = WAVFile(recording)
         #expect(wav.map { $0.headerSeconds > 0 && $0.headerSeconds <= $0.bytesSeconds } == true,
                 "the header reads: \(wav.map { "\($0.headerSeconds) s of \($0.bytesSeconds) s" } ?? "no WAV")")
+    }
+
+    /// The paths of the files process `pid` holds open.
+    static func openFiles(of pid: pid_t) -> [String] {
+        let folder = "/proc/\(pid)/fd"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)
+        }
     }
 
     /// The null device's number, 1:3, as Linux's makedev packs it.
