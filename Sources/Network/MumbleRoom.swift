@@ -31,6 +31,9 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     /// How often the decoder looks at the streams: often enough that two
     /// blocks rendered back to back never find one empty.
     static let decoderWake = 0.002
+    /// How often it looks while nobody else is in the channel: a talker who
+    /// joins waits this long at most, its first packets held by its jitter buffer.
+    static let decoderWakeAlone = 0.02
     /// How long a talker glides to a new position.
     static let glideMilliseconds = 60.0
 
@@ -180,7 +183,7 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     private func decodeLoop() {
         defer { decoderFinished.signal() }
         var scenes = session.scenesLoaded
-        // Taken afresh at every wake, into the same storage: the loop wakes 500 times a second.
+        // Taken afresh at every wake, into the same storage: with talkers, the loop wakes 500 times a second.
         var talkers: [RemoteTalker] = []
         while running.load(ordering: .relaxed) {
             if session.scenesLoaded != scenes {
@@ -201,8 +204,9 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
                     }
                 }
             }
+            let alone = talkers.isEmpty
             talkers.removeAll(keepingCapacity: true)
-            Thread.sleep(forTimeInterval: Self.decoderWake)
+            Thread.sleep(forTimeInterval: alone ? Self.decoderWakeAlone : Self.decoderWake)
         }
     }
 
