@@ -50,7 +50,9 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && check 2>/dev/null; th
   exit 0
 fi
 
-if ! ldconfig -p | grep -q 'libopus\.so\.0'; then
+# grep reads the whole list: with -q it would stop at the match, and
+# ldconfig's SIGPIPE would fail the pipeline under pipefail now and then.
+if ! ldconfig -p | grep 'libopus\.so\.0' > /dev/null; then
   echo "mumble-peer-setup: libopus0 is missing (apt-get install libopus0)" >&2
   exit 1
 fi
