@@ -42,8 +42,9 @@ public final class LiveRoom: @unchecked Sendable {
         case source(AudioSource)
         /// A sink replaced.
         case sink(AudioSink)
-        /// Renderers whose frame had passed when they arrived.
-        case late(RoomEngine.Renderers)
+        /// Renderers whose frame had passed when they arrived, with the
+        /// route change they carried: it has not happened.
+        case late(RoomEngine.Renderers, routeChange: (from: OutputRoute, to: OutputRoute)?)
         /// Renderers a new engine took the place of before they played.
         case superseded(RoomEngine.Renderers)
     }
@@ -137,7 +138,7 @@ public final class LiveRoom: @unchecked Sendable {
                 engine.crossfade(to: renderers)
                 if let change { engine.post(.routeChanged(from: change.from, to: change.to, algorithm: change.to.automaticAlgorithm)) }
             } else {
-                returned.send(.late(renderers))
+                returned.send(.late(renderers, routeChange: change))
             }
         }
         do {

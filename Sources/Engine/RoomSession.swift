@@ -79,6 +79,7 @@ public final class RoomSession: @unchecked Sendable {
     private var takeoverLead = RoomSession.takeoverLead
     /// Renderers made for route changes, for `status`: a burst of changes makes few.
     private var renderersMade = 0
+    private var renderersLate = 0
     private let running = Atomic<Bool>(false)
     /// Signalled by the pump thread as it ends.
     private let pumpEnded = DispatchSemaphore(value: 0)
@@ -284,7 +285,7 @@ public final class RoomSession: @unchecked Sendable {
                 "channels": route.layout.channelCount, "algorithm": route.automaticAlgorithm.rawValue,
                 "listener": ["position": [listenerState.position.x, listenerState.position.y, listenerState.position.z],
                              "yaw": listener.yaw, "pitch": listener.pitch, "roll": listener.roll],
-                "renderersMade": renderersMade, "epoch": epoch, "lastEventSeq": hub.lastPublished,
+                "renderersMade": renderersMade, "renderersLate": renderersLate, "epoch": epoch, "lastEventSeq": hub.lastPublished,
                 "sources": sources, "promptStyle": promptStyle.rawValue,
                 "microphone": microphoneFile ?? "default", "sink": recordingFile.map { "record \($0)" } ?? "default",
                 "recordingStopped": recordingStopped ?? NSNull(),
@@ -1031,9 +1032,13 @@ public final class RoomSession: @unchecked Sendable {
         while let item = live.returned.receive() {
             // A recording the room no longer plays into finishes its file.
             if case .sink(let old as RecordingSink) = item { old.close() }
-            if case .late = item {
-                // The render side passed their frame before they arrived: make them again, further ahead.
+            if case .late(_, let change) = item {
+                // The render side passed their frame before they arrived:
+                // what they carried did not happen. Make them again, further ahead.
                 lock.withLock {
+                    if let change { renderedRoute = change.from }
+                    roomChanged = true
+                    renderersLate += 1
                     takeoverFrame = nil
                     takeoverWanted = true
                     takeoverLead = min(2 * takeoverLead, 1)

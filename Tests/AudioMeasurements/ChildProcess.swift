@@ -51,6 +51,21 @@ public final class ChildProcess: Sendable {
     @discardableResult
     public func wait() -> Int32 { reap(options: 0) ?? -1 }
 
+    /// Waits at most `seconds` for the process to end; past that, kills it
+    /// and returns nil, so a test that waits on a tool fails instead of hanging.
+    public func wait(seconds: Double) -> Int32? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while isRunning {
+            guard Date() < deadline else {
+                signal(SIGKILL)
+                wait()
+                return nil
+            }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return wait()
+    }
+
     /// Whether the process is still running.
     public var isRunning: Bool { reap(options: WNOHANG) == nil }
 

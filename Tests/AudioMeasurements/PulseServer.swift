@@ -90,13 +90,15 @@ public final class PulseServer: @unchecked Sendable {
     }
 
     /// Runs `tool` against this server and returns its standard output;
-    /// throws when it exits with an error.
+    /// throws when it exits with an error or has not ended within `seconds`.
     @discardableResult
-    public func run(_ tool: String, _ arguments: [String]) throws -> String {
+    public func run(_ tool: String, _ arguments: [String], within seconds: Double = 120) throws -> String {
         let output = directory + "/\(URL(fileURLWithPath: tool).lastPathComponent)-\(UUID().uuidString).out"
         defer { try? FileManager.default.removeItem(atPath: output) }
         let child = try spawn(tool, arguments, output: output, errors: output + ".errors")
-        let status = child.wait()
+        guard let status = child.wait(seconds: seconds) else {
+            throw PulseServerError("\(tool) \(arguments.joined(separator: " ")) had not ended after \(seconds) s, and was killed")
+        }
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0 else {
             let problems = (try? String(contentsOfFile: output + ".errors", encoding: .utf8)) ?? ""

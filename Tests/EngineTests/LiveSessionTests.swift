@@ -5,6 +5,7 @@ import Engine
 import Foundation
 import Scene
 import Spatial
+import Synchronization
 import Testing
 
 /// A live session rendered by hand on one thread, with control calls
@@ -181,6 +182,55 @@ import Testing
         #expect(abs(end.x) < 1e-9 && abs(end.z - 4) < 1e-9, "the rest of the glide ends at \(end)")
     }
 
+    /// Renderers that reach the render thread after their frame has played
+    /// are made again further ahead: the route change they carried is heard
+    /// and told once it plays, never lost, and never told before.
+    @Test func aRouteChangeWhoseRenderersComeLateIsMadeAgainHeardAndTold() throws {
+        let session = try RoomSession(room: Self.room(azimuth: -90), devices: (false, false), deviceRoute: nil)
+        let told = EventsTold(try session.subscribe(only: ["routeChanged"]))
+        // Rendered as fast as it can, the room outruns the making of renderers.
+        let renderer = PacedRenderer(session)
+        session.startPumping()
+        defer {
+            renderer.stop()
+            told.stop()
+            session.close()
+        }
+        func late() -> Int { session.status()["renderersLate"] as? Int ?? 0 }
+        func lastTold() -> OutputRoute? {
+            guard case .routeChanged(_, let to, _)? = told.events.last?.kind else { return nil }
+            return to
+        }
+        func wait(_ what: String, seconds: Double = 20, until condition: () -> Bool) throws {
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            while !condition() {
+                guard Date() < deadline else { throw ConditionNotMet(description: "not \(what) within \(seconds) s") }
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+        }
+
+        var wanted = OutputRoute.headphones
+        for _ in 0..<10 where late() == 0 {
+            wanted = wanted == .headphones ? .speakers : .headphones
+            try session.forceRoute(wanted)
+            try wait("renderers late or the route told") { late() > 0 || lastTold() == wanted }
+        }
+        try #require(late() > 0, "every set of renderers arrived in time")
+        print("renderers late \(late()) times; told so far: \(told.events.count) changes")
+        #expect(lastTold() != wanted, "a route told before its renderers played")
+
+        // At the pace of a device the remade renderers arrive in time.
+        renderer.realTime()
+        try wait("the change to \(wanted.rawValue) told") { lastTold() == wanted }
+        let toldAt = renderer.frames
+        try wait("0.3 s more rendered") { renderer.frames > toldAt + 14_400 }
+        let heard = renderer.lastRendered(frames: 9_600)
+        let itd = Measure.timeDifference(left: heard[0], right: heard[1])
+        print("after the late change to \(wanted.rawValue): ITD \(itd * 1e6) us")
+        // HRTF delays the far (right) ear by some 700 us; panning delays neither.
+        #expect(wanted == .headphones ? itd < -400e-6 : abs(itd) < 50e-6, "ITD \(itd * 1e6) us on \(wanted.rawValue)")
+    }
+
     /// With the render side stalled, discrete changes wait a bounded time
     /// and then fail; `mute on` is never lost: it holds from the first block
     /// the room renders again.
@@ -228,4 +278,75 @@ final class CapturedUplink: AudioSink, @unchecked Sendable {
     private(set) var samples: [Float] = []
 
     func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws { samples += block }
+}
+
+/// Keeps what a subscription hands over, for a test that waits on it.
+final class EventsTold: Sendable {
+    private let kept = Mutex<[EngineEvent]>([])
+    private let listening = Mutex<Task<Void, Never>?>(nil)
+
+    init(_ subscription: EventSubscription) {
+        let task = Task { [self] in
+            for await event in subscription.events { kept.withLock { $0.append(event) } }
+        }
+        listening.withLock { $0 = task }
+    }
+
+    var events: [EngineEvent] { kept.withLock { $0 } }
+
+    func stop() { listening.withLock { $0?.cancel() } }
+}
+
+struct ConditionNotMet: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Renders a session on a thread of its own, first as fast as it can, then
+/// at a device's pace; keeps the last second it rendered.
+final class PacedRenderer: @unchecked Sendable {
+    private let session: RoomSession
+    private let paced = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(true)
+    private let rendered = Atomic<Int>(0)
+    private let kept = Mutex<[[Float]]>([[], []])
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ session: RoomSession) {
+        self.session = session
+        let thread = Thread { [self] in
+            defer { ended.signal() }
+            let frames = RoomEngine.blockFrames
+            var block = [Float](repeating: 0, count: 2 * frames)
+            var next = Date()
+            while running.load(ordering: .relaxed) {
+                block.withUnsafeMutableBufferPointer { session.live.render(into: $0, channels: 2) }
+                kept.withLock { ears in
+                    for ear in 0..<2 {
+                        ears[ear] += stride(from: ear, to: block.count, by: 2).map { block[$0] }
+                        if ears[ear].count > Room.sampleRate { ears[ear].removeFirst(ears[ear].count - Room.sampleRate) }
+                    }
+                }
+                rendered.add(frames, ordering: .releasing)
+                if paced.load(ordering: .relaxed) {
+                    next += Double(frames) / Double(Room.sampleRate)
+                    Thread.sleep(until: next)
+                } else {
+                    next = Date()
+                }
+            }
+        }
+        thread.start()
+    }
+
+    var frames: Int { rendered.load(ordering: .acquiring) }
+
+    func realTime() { paced.store(true, ordering: .relaxed) }
+
+    /// Each ear's last `frames` frames.
+    func lastRendered(frames: Int) -> [[Float]] { kept.withLock { $0.map { Array($0.suffix(frames)) } } }
+
+    func stop() {
+        running.store(false, ordering: .relaxed)
+        ended.wait()
+    }
 }
