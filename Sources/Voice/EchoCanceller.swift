@@ -19,7 +19,9 @@ import Glibc
 ///    echo for the room's reverberation, and treats bins where the filter
 ///    plainly fails (right after the echo path changes) as echo alone. Its
 ///    gains are applied as a short zero-phase filter inside the current
-///    block, which adds no delay.
+///    block, which adds no delay. What it takes away of the room's own
+///    background comes back as comfort noise of the same level and
+///    spectrum, so the line never goes dead between words.
 public final class EchoCanceller {
     /// Samples in one block: 10 ms at 16 kHz.
     public static let blockSize = 160
@@ -45,6 +47,12 @@ public final class EchoCanceller {
     /// 300 Hz to 4 kHz, where the global decisions look.
     static let decisionBand = 6...80
     static let gainTaps = 32
+    /// The background's floor per bin follows the linear output down a
+    /// tenth of the way each block and rises 0.9 dB a second, slow enough
+    /// to stay under speech and echo; on steady noise that sits 3 dB under
+    /// it, which `floorBias` gives back.
+    static let floorFalling: Float = 0.1, floorRising: Float = 1.002
+    static let floorBias: Float = 2
 
     /// Blocks of far-end activity the filter needs before its output is
     /// trusted to hold no echo worth detecting as speech.
@@ -106,6 +114,14 @@ public final class EchoCanceller {
     private let smoothed: UnsafeMutableBufferPointer<Float>
     private let filterReal: UnsafeMutableBufferPointer<Float>
     private let filterImaginary: UnsafeMutableBufferPointer<Float>
+    /// The room's background per bin, in the power spectra's scale.
+    private let noiseFloor: UnsafeMutableBufferPointer<Float>
+    /// Comfort noise: one frame synthesised, its window, and the half of
+    /// the last frame that overlaps this block.
+    private let comfort: UnsafeMutableBufferPointer<Float>
+    private let synthesisWindow: UnsafeMutableBufferPointer<Float>
+    private let comfortTail: UnsafeMutableBufferPointer<Float>
+    @exclusivity(unchecked) private var noiseState: UInt64 = 0x9E37_79B9_7F4A_7C15
 
     /// A canceller that has learnt no echo path yet. Every buffer it needs is made here, so a block
     /// allocates nothing.
@@ -142,6 +158,11 @@ public final class EchoCanceller {
         background = (storage.zeroed(size), storage.zeroed(size))
         foreground = (storage.zeroed(size), storage.zeroed(size))
         window = storage.copy(of: (0..<Self.fftSize).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(Self.fftSize))) })
+        noiseFloor = storage.zeroed(Self.bins)
+        comfort = storage.zeroed(Self.fftSize)
+        comfortTail = storage.zeroed(Self.blockSize)
+        // Square-root Hann: overlapped by half, the squares sum to one, so independent frames keep their power.
+        synthesisWindow = storage.copy(of: (0..<Self.fftSize).map { Float(sin(Double.pi * Double($0) / Double(Self.fftSize))) })
         var taper = [Float](repeating: 0, count: Self.fftSize)
         for tap in -Self.gainTaps...Self.gainTaps {
             taper[(tap + Self.fftSize) % Self.fftSize] = Float(0.5 + 0.5 * cos(Double.pi * Double(tap) / Double(Self.gainTaps + 1)))
@@ -376,6 +397,54 @@ public final class EchoCanceller {
         }
         Self.smoothAcrossBins(power, into: gains)
         applyGains(to: mic)
+        trackNoiseFloor()
+        addComfortNoise(to: mic)
+    }
+
+    /// Follows the background of the linear output: the minimum it keeps
+    /// returning to, under the echo the filter leaves and under speech.
+    private func trackNoiseFloor() {
+        for bin in 0..<Self.bins {
+            let current = errorPower[bin], floor = noiseFloor[bin]
+            if floor == 0 {
+                noiseFloor[bin] = current
+            } else if current < floor {
+                noiseFloor[bin] = floor + Self.floorFalling * (current - floor)
+            } else {
+                noiseFloor[bin] = min(floor * Self.floorRising, current)
+            }
+        }
+    }
+
+    /// Adds what the gains took of the background back as noise of random
+    /// phase, overlapped by half under a square-root Hann window.
+    private func addComfortNoise(to output: UnsafeMutableBufferPointer<Float>) {
+        let n = Self.blockSize
+        // The power spectra are of Hann-windowed frames, 3/8 of the frame's
+        // energy; a frame synthesised from them needs the rest back.
+        let scale = Self.floorBias * 8 / 3
+        spectrumReal[0] = 0
+        spectrumImaginary[0] = 0
+        for bin in 1..<Self.bins {
+            let removed = max(0, 1 - gains[bin] * gains[bin])
+            let magnitude = (scale * noiseFloor[bin] * removed).squareRoot()
+            let phase = 2 * Float.pi * nextUniform()
+            spectrumReal[bin] = magnitude * cos(phase)
+            spectrumImaginary[bin] = bin == Self.bins - 1 ? 0 : magnitude * sin(phase)
+        }
+        inverse(into: comfort)
+        for index in 0..<n {
+            output[index] += comfortTail[index] + comfort[index] * synthesisWindow[index]
+            comfortTail[index] = comfort[n + index] * synthesisWindow[n + index]
+        }
+    }
+
+    /// Uniform in [0, 1), from xorshift64*.
+    private func nextUniform() -> Float {
+        noiseState ^= noiseState >> 12
+        noiseState ^= noiseState << 25
+        noiseState ^= noiseState >> 27
+        return Float((noiseState &* 0x2545_F491_4F6C_DD1D) >> 40) / Float(1 << 24)
     }
 
     /// Filters the foreground's residual by the gains, as a zero-phase FIR

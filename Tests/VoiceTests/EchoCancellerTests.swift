@@ -19,9 +19,12 @@ import Glibc
         return 10 * log10(micEnergy / max(outputEnergy, 1e-20))
     }
 
+    /// In a quiet room: what the suppressor removes of the background
+    /// comes back as comfort noise, so ERLE can be no more than the echo
+    /// over the background.
     @Test func singleTalkEchoIsCancelledBy35dB() throws {
         let far = try VoiceSignals.speech("announcer")
-        let noise = Signals.whiteNoise(frames: far.count, rms: 0.0005, seed: 3)
+        let noise = Signals.whiteNoise(frames: far.count, rms: 0.00005, seed: 3)
         let mic = zip(VoiceSignals.echo(of: far), noise).map { $0 + $1 }
         let output = VoiceSignals.cancel(mic: mic, far: far)
         let erle = Self.erle(mic: mic, output: output, from: 2 * 16_000, to: output.count)

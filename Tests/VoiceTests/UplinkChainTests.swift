@@ -1,3 +1,5 @@
+import AudioMeasurements
+import Foundation
 import Testing
 import Voice
 
@@ -18,6 +20,39 @@ import Voice
             }
         }
         return (Array(uplink.prefix(frames * 160)), events)
+    }
+
+    /// Where the canceller takes echo away, the room's background comes
+    /// back as comfort noise: the line never goes dead while the microphone
+    /// hears the room, and it sounds as it does with no far end.
+    @Test func suppressedEchoLeavesTheBackgroundNotSilence() throws {
+        let speech = try VoiceSignals.speech("announcer")
+        let lead = 3 * 16_000
+        let far = [Float](repeating: 0, count: lead) + speech + speech
+        // A background that falls with frequency, 60 dB below full scale.
+        var background = Signals.whiteNoise(frames: far.count, rms: 1, seed: 21)
+        for index in 1..<background.count { background[index] += 0.9 * background[index - 1] }
+        let scale = Float(0.001 / Measure.rms(background))
+        let echo = VoiceSignals.echo(of: far)
+        let mic = (0..<far.count).map { echo[$0] + background[$0] * scale }
+        let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
+
+        let frames = uplink.count / 160
+        func power(_ frame: Int, _ signal: [Float]) -> Double {
+            signal[(frame * 160)..<((frame + 1) * 160)].reduce(0.0) { $0 + Double($1 * $1) } / 160
+        }
+        func level(_ frames: [Int]) -> Double { 10 * log10(frames.map { power($0, uplink) }.reduce(0, +) / Double(frames.count)) }
+        let dead = (0..<frames).filter { frame in uplink[(frame * 160)..<((frame + 1) * 160)].allSatisfy { $0 == 0 } }
+        #expect(dead.isEmpty, "\(dead.count) frames of exact zeros, the first at \(Double(dead.first ?? 0) / 100) s")
+
+        // The near end's floor as the chain sends it, before the far end starts...
+        let floor = level(Array(150..<290))
+        // ...and where the echo is 20 dB over it, after 2 s of far end.
+        let echoFrames = (500..<frames).filter { power($0, echo) > 1e-4 }
+        let underEcho = level(echoFrames)
+        print("uplink floor \(floor) dBFS without far end, \(underEcho) dBFS in \(echoFrames.count) frames of echo")
+        #expect(echoFrames.count > 300)
+        #expect(abs(underEcho - floor) < 3, "\(underEcho) dBFS under echo, \(floor) dBFS without")
     }
 
     @Test func echoAloneRaisesNoMutedTalkerEvent() throws {
