@@ -4,7 +4,8 @@ import Voice
 
 /// The uplink chain at the engine's rate: the microphone and the echo
 /// reference go down to the chain's 16 kHz, and the processed uplink comes
-/// back up to 48 kHz, one 10 ms block at a time.
+/// back up to 48 kHz, one 10 ms block at a time, through a look-ahead
+/// limiter that keeps it under full scale without clipping.
 ///
 /// Both downward paths use the same resampler, so the echo path the
 /// canceller learns is the room's alone.
@@ -17,6 +18,8 @@ public final class MicrophoneUplink {
     private let micDown: StreamingResampler
     private let referenceDown: StreamingResampler
     private let uplinkUp: StreamingResampler
+    /// At 48 kHz, after the resampler, whose ringing can itself overshoot.
+    private let limiter = PeakLimiter(sampleRate: Room.sampleRate)
     @exclusivity(unchecked) private var mic = [Float](repeating: 0, count: UplinkChain.frameSize)
     @exclusivity(unchecked) private var reference = [Float](repeating: 0, count: UplinkChain.frameSize)
     /// The block being cleaned of samples that are not finite, before they reach a resampler's memory.
@@ -39,7 +42,7 @@ public final class MicrophoneUplink {
     /// Frames at 48 kHz by which the chain's frames lag the microphone.
     public var chainLatencyFrames: Int { micDown.inputLatencyFrames }
     /// Frames at 48 kHz by which the uplink lags the microphone.
-    public var latencyFrames: Int { chainLatencyFrames + uplinkUp.latencyFrames }
+    public var latencyFrames: Int { chainLatencyFrames + uplinkUp.latencyFrames + limiter.latencyFrames }
 
     /// Processes one block: `mic` and `reference` (what the output played
     /// over the same 10 ms, mono) in, the uplink out.
@@ -54,6 +57,7 @@ public final class MicrophoneUplink {
                 downsample(played, with: referenceDown, into: reference)
                 let frame = chain.process(mic, reference: UnsafeBufferPointer(reference))
                 _ = uplinkUp.process(UnsafeBufferPointer(mic), into: uplink)
+                limiter.process(uplink)
                 // Muted, nothing goes up: not even the resampler's tail of what was said before.
                 if chain.muted { uplink.update(repeating: 0) }
                 OutputGuard.sanitize(uplink)

@@ -84,6 +84,31 @@ final class VoiceFolder {
         #expect(erle > 25, "ERLE \(erle) dB a second after the NaNs")
     }
 
+    /// Keyboard clicks at full scale over a quiet room: the chain's gain
+    /// and its resamplers would put peaks past full scale; the limiter
+    /// keeps every sample of the uplink under it.
+    @Test func clicksAtFullScaleLeaveUnderIt() throws {
+        let folder = try VoiceFolder()
+        let rate = 16_000
+        var mic = Signals.whiteNoise(frames: 4 * rate, rms: 0.003, seed: 5)
+        let click = Signals.whiteNoise(frames: 200, rms: 0.9, seed: 6)
+        for start in stride(from: Int(0.3 * Double(rate)), to: mic.count - 200, by: rate / 4) {
+            for index in 0..<200 { mic[start + index] += click[index] * Float(exp(-Double(index) / 30)) }
+        }
+        mic = mic.map { max(-1, min(1, $0)) }
+        let micPath = folder.path + "/clicks.wav", out = folder.path + "/up.wav"
+        let writer = try AudioFileWriter(path: micPath, format: .wavFloat, channelCount: 1, sampleRate: rate)
+        try writer.write(AudioBuffer(mono: mic))
+        try writer.close()
+        let result = try Scenectl.run(["process-voice", "--mic", micPath, "--out", out])
+        #expect(result.status == 0, "\(result.stderr)")
+        let up = try AudioFileReader.read(path: out).buffer.samples
+        let peak = up.map(abs).max() ?? 0
+        print("clicks: microphone peak \(mic.map(abs).max()!), uplink peak \(peak)")
+        #expect(peak < 0.95, "uplink peak \(peak)")
+        #expect(peak > 0.5, "the clicks still reach the uplink")
+    }
+
     @Test func badInputIsAUsageError() throws {
         let folder = try VoiceFolder()
         let stereo = folder.path + "/stereo.wav"
