@@ -14,6 +14,8 @@ underruns roomd reports in `status`; exits 1 if there were any.
 """
 import json, math, os, shutil, socket, subprocess, sys, tempfile, time
 
+import null_sinks
+
 here = os.path.dirname(os.path.abspath(__file__))
 release = os.path.join(here, "..", ".build", "release")
 count = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
@@ -37,16 +39,7 @@ def wait_for(condition, what, timeout=30):
 
 
 try:
-    env = dict(os.environ, XDG_RUNTIME_DIR=scratch, PULSE_RUNTIME_PATH=scratch + "/pulse", HOME=scratch,
-               PULSE_SERVER=f"unix:{scratch}/pulse/native")
-    with open(os.path.join(scratch, "live.pa"), "w") as script:
-        script.write("load-module module-native-protocol-unix auth-anonymous=1\n"
-                     "load-module module-null-sink sink_name=phones format=float32le rate=48000\n"
-                     "load-module module-null-sink sink_name=mic_feed format=float32le rate=48000\n"
-                     "set-default-sink phones\nset-default-source mic_feed.monitor\n")
-    spawn(["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
-           "--system=false", "--log-target=stderr", "-F", os.path.join(scratch, "live.pa")], env, "pulseaudio.log")
-    wait_for(lambda: subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0, "pulseaudio starting")
+    env = null_sinks.start(scratch, spawn, wait_for)
 
     # roombench writes the benchmark's crowd room; the voice section turns the bus on.
     made = subprocess.run([os.path.join(release, "roombench"), "crowd-scene", "--sources", str(count), "--folder", scratch],

@@ -46,6 +46,8 @@ exits 1 when a trial found no onset.
 """
 import argparse, array, json, math, os, pwd, queue, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time, wave
 
+import null_sinks
+
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.normpath(os.path.join(here, ".."))
 RATE = 48000
@@ -377,16 +379,7 @@ try:
     python = os.path.join(root, setup.stdout.strip().splitlines()[-1])
 
     # -- PulseAudio: `phones` is roomd's output, `mic_feed`'s monitor its microphone.
-    env = dict(os.environ, XDG_RUNTIME_DIR=scratch, PULSE_RUNTIME_PATH=scratch + "/pulse", HOME=scratch,
-               PULSE_SERVER=f"unix:{scratch}/pulse/native")
-    with open(os.path.join(scratch, "live.pa"), "w") as script:
-        script.write("load-module module-native-protocol-unix auth-anonymous=1\n"
-                     "load-module module-null-sink sink_name=phones format=float32le rate=48000\n"
-                     "load-module module-null-sink sink_name=mic_feed format=float32le rate=48000\n"
-                     "set-default-sink phones\nset-default-source mic_feed.monitor\n")
-    spawn(["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
-           "--system=false", "--log-target=stderr", "-F", os.path.join(scratch, "live.pa")], env, "pulseaudio.log")
-    wait_for(lambda: subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0, "pulseaudio starting")
+    env = null_sinks.start(scratch, spawn, wait_for)
 
     # -- murmurd on loopback, in a folder of its own (given to mumble-server when run as root).
     murmur = tempfile.mkdtemp(prefix="network-latency-murmur-", dir="/tmp")

@@ -28,7 +28,10 @@ public final class PeakLimiter {
     private let minimumGains: UnsafeMutableBufferPointer<Float>
     private let minimumEnds: UnsafeMutableBufferPointer<Int>
     @exclusivity(unchecked) private var minimumFirst = 0, minimumCount = 0
+    /// Samples taken, for the running minimum's expiries; the rings' own
+    /// positions wrap by comparison, with no division per sample.
     @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var heldSlot = 0, delaySlot = 0
     @exclusivity(unchecked) private var released: Float = 1
     @exclusivity(unchecked) private var heldSum: Double
 
@@ -57,30 +60,37 @@ public final class PeakLimiter {
             let needed = magnitude > ceiling ? ceiling / magnitude : 1
             let minimum = pushMinimum(needed)
             released = min(minimum, 1 - (1 - released) * release)
-            let slot = position % window
-            heldSum += Double(released) - Double(held[slot])
-            held[slot] = released
+            heldSum += Double(released) - Double(held[heldSlot])
+            held[heldSlot] = released
+            heldSlot = Self.next(heldSlot, in: window)
             let gain = Float(heldSum / Double(window))
-            let delay = position % latencyFrames
-            block[index] = delayed[delay] * min(gain, 1)
-            delayed[delay] = sample
+            block[index] = delayed[delaySlot] * min(gain, 1)
+            delayed[delaySlot] = sample
+            delaySlot = Self.next(delaySlot, in: latencyFrames)
             position += 1
         }
     }
 
     /// Takes `needed` into the running minimum over the last `window` samples and returns it.
     private func pushMinimum(_ needed: Float) -> Float {
-        let count = window
         // Gains no lower than the new one can never be the minimum again.
-        while minimumCount > 0 && minimumGains[(minimumFirst + minimumCount - 1) % count] >= needed { minimumCount -= 1 }
-        let last = (minimumFirst + minimumCount) % count
+        while minimumCount > 0 && minimumGains[slot(minimumCount - 1)] >= needed { minimumCount -= 1 }
+        let last = slot(minimumCount)
         minimumGains[last] = needed
         minimumEnds[last] = position + window
         minimumCount += 1
         if position >= minimumEnds[minimumFirst] {
-            minimumFirst = (minimumFirst + 1) % count
+            minimumFirst = Self.next(minimumFirst, in: window)
             minimumCount -= 1
         }
         return minimumGains[minimumFirst]
     }
+
+    /// The ring slot of the running minimum's entry `offset` from its first.
+    private func slot(_ offset: Int) -> Int {
+        let slot = minimumFirst + offset
+        return slot >= window ? slot - window : slot
+    }
+
+    private static func next(_ slot: Int, in count: Int) -> Int { slot + 1 == count ? 0 : slot + 1 }
 }

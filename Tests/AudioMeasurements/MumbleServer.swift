@@ -200,16 +200,8 @@ public final class MumbleServer: @unchecked Sendable {
 
     /// Waits at most `seconds` for `child`, then kills it and throws.
     private static func wait(for child: ChildProcess, seconds: Double, what: String) throws -> Int32 {
-        let deadline = Date().addingTimeInterval(seconds)
-        while child.isRunning {
-            guard Date() < deadline else {
-                child.signal(SIGKILL)
-                child.wait()
-                throw MumbleServerError("\(what) took more than \(Int(seconds)) s")
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return child.wait()
+        guard let status = child.wait(seconds: seconds) else { throw MumbleServerError("\(what) took more than \(Int(seconds)) s") }
+        return status
     }
 
     /// A port between 20000 and 32000, below Linux's ephemeral range so no
