@@ -14,12 +14,18 @@ import Glibc
 ///   400 Hz of the signal band-passed to 200 Hz - 1 kHz (which keeps mains
 ///   hum out), for voiced speech under noise;
 /// - a time-domain crest factor that marks keyboard clicks, which are
-///   loud and, behind a high-pass, ring as if periodic.
+///   loud and, behind a high-pass, ring as if periodic. A frame with a
+///   click does not keep speech going, and one that may hold a click does
+///   not start it unless it is clearly voiced: on recorded speech in noise,
+///   nine voiced frames in ten stay under a crest of 3.6 while half of all
+///   clicks exceed 4.8. A word's first frame, quiet and then loud, can
+///   reach 4 or more; it is claimed back when the next frame starts the burst.
 ///
 /// Speech starts on two voiced frames of three, four strong frames in a
-/// row, or one strong frame soon after the last word; it holds for a
-/// hangover that grows as the SNR falls. An onset also claims the two
-/// frames before it, so a decision is final two frames (20 ms) later.
+/// row, or one strong frame soon after the last word, if it holds no
+/// transient or the sound around it lasts longer than a keystroke; it
+/// holds for a hangover that grows as the SNR falls. An onset also claims
+/// the two frames before it, so a decision is final two frames (20 ms) later.
 public final class VoiceActivityDetector {
     /// Samples in one frame: 10 ms at 16 kHz.
     public static let frameSize = 160
@@ -40,8 +46,12 @@ public final class VoiceActivityDetector {
     ]
     // Decisions.
     static let activeRatio = 0.25, strongRatio = 0.6, voicedPeriodicity: Float = 0.5, activePeriodicity: Float = 0.65
-    static let clickCrest = 4.5
+    static let clickCrest = 4.5, onsetCrest = 3.5
+    /// Periodic enough that a transient in the frame is the start of a voiced sound, not a key's thump.
+    static let clearlyVoiced: Float = 0.8
     static let reopenFrames = 30
+    /// Longer than a key's two clicks and their ring, in frames: sound this sustained is not typing.
+    static let keyFrames = 4
     static let lookBack = 2
 
     /// One frame's decision: whether it is speech, and how many frames
@@ -83,6 +93,8 @@ public final class VoiceActivityDetector {
     @exclusivity(unchecked) private var peakSNR = 0.0
     @exclusivity(unchecked) private var framesSinceOffset = Int.max / 2
     @exclusivity(unchecked) private var strongRun = 0
+    /// Frames in a row as strong as speech, transients or not.
+    @exclusivity(unchecked) private var loudRun = 0
     // Made at run time: an array literal lives in read-only storage, and
     // the first write would copy it on the real-time path.
     @exclusivity(unchecked) private var voicedHistory = [Bool](repeating: false, count: 2)
@@ -104,8 +116,7 @@ public final class VoiceActivityDetector {
 
         let (likelihood, snr) = bandLikelihood()
         let periodicity = self.periodicity(frame)
-        let click = crest() > Self.clickCrest
-        let decision = decide(likelihood: likelihood, periodicity: periodicity, click: click, snr: snr)
+        let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr)
         frames += 1
         return decision
     }
@@ -218,15 +229,19 @@ public final class VoiceActivityDetector {
         return loudest / (total / 10 + 1e-20)
     }
 
-    private func decide(likelihood: Double, periodicity: Float, click: Bool, snr: Double) -> Decision {
+    private func decide(likelihood: Double, periodicity: Float, crest: Double, snr: Double) -> Decision {
+        let click = crest > Self.clickCrest
         let active = (likelihood > Self.activeRatio || periodicity > Self.activePeriodicity) && !click
         let strong = likelihood > Self.strongRatio && !click
-        let voiced = strong && periodicity > Self.voicedPeriodicity
+        // What may start speech: a strong frame that holds no transient, or is clearly voiced.
+        let steady = strong && (crest <= Self.onsetCrest || periodicity > Self.clearlyVoiced)
+        let voiced = steady && periodicity > Self.voicedPeriodicity
         if speaking && !click {
             peakSNR = max(peakSNR - 0.02, snr)
             hangoverLength = min(max(Int((4 + 0.4 * (25 - peakSNR) + 0.5).rounded(.down)), 2), 20)
         }
         strongRun = strong ? strongRun + 1 : 0
+        loudRun = likelihood > Self.strongRatio ? loudRun + 1 : 0
         defer {
             voicedHistory[0] = voicedHistory[1]
             voicedHistory[1] = voiced
@@ -239,7 +254,10 @@ public final class VoiceActivityDetector {
         if !speaking {
             framesSinceOffset += 1
             let voicedCount = (voicedHistory[0] ? 1 : 0) + (voicedHistory[1] ? 1 : 0) + (voiced ? 1 : 0)
-            if voicedCount >= 2 || strongRun >= 4 || (framesSinceOffset <= Self.reopenFrames && strong) {
+            let soon = framesSinceOffset <= Self.reopenFrames
+            // Soon after the last word, a strong frame reopens speech if it holds no
+            // transient or comes in sound too sustained to be a key.
+            if voicedCount >= 2 || strongRun >= 4 || (soon && strong && (steady || loudRun >= Self.keyFrames)) {
                 speaking = true
                 hangover = hangoverLength
                 // The frames just before the onset are still unreleased: claim the quiet start of the word.

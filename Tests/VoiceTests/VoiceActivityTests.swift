@@ -62,6 +62,41 @@ import Glibc
         #expect(latencies.sorted()[latencies.count / 2] <= 5, "onset latencies in frames: \(latencies)")
     }
 
+    /// Typing as the corpus makes it, at 16 kHz with unit RMS: runs of 4-25
+    /// keys 100-250 ms apart, 0.5-3 s between runs. Each key clicks twice,
+    /// on the way down and, 60-120 ms later, half as loud on the way up; a
+    /// click is a hiss that dies away in 3 ms over a 200-400 Hz thump of
+    /// half its peak that dies away in 6 ms.
+    static func typing(frames: Int, seed: UInt64) -> [Float] {
+        var typing = [Float](repeating: 0, count: frames)
+        var state = seed
+        func uniform(_ range: ClosedRange<Double>) -> Double {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return range.lowerBound + Double(state >> 11) / Double(1 << 53) * (range.upperBound - range.lowerBound)
+        }
+        let rate = 16_000.0, length = 320
+        var time = Int(uniform(0.2...1.0) * rate)
+        while time < frames {
+            for _ in 0..<Int(uniform(4...25)) {
+                for (delay, loudness) in [(0, 1.0), (Int(uniform(0.06...0.12) * rate), 0.5)] where time + delay + length < frames {
+                    // Differenced white noise: a hiss of mostly high frequencies.
+                    let noise = Signals.whiteNoise(frames: length + 1, rms: 1, seed: state)
+                    let hiss = (0..<length).map { Double(noise[$0 + 1] - noise[$0]) * exp(-Double($0) / rate / 0.003) }
+                    let peak = hiss.map(abs).max()!, pitch = uniform(200...400), scale = loudness * uniform(0.5...1)
+                    for index in 0..<length {
+                        let seconds = Double(index) / rate
+                        let thump = 0.5 * sin(2 * Double.pi * pitch * seconds) * exp(-seconds / 0.006)
+                        typing[time + delay + index] += Float(scale * (hiss[index] / peak + thump))
+                    }
+                }
+                time += Int(uniform(0.1...0.25) * rate)
+            }
+            time += Int(uniform(0.5...3.0) * rate)
+        }
+        let rms = Float(Measure.rms(typing))
+        return typing.map { $0 / rms }
+    }
+
     @Test func keyboardClicksAloneAreNotSpeech() {
         var clicks = [Float](repeating: 0, count: 16_000 * 10)
         var state: UInt64 = 17
@@ -73,5 +108,30 @@ import Glibc
         }
         let onsets = Self.onsets(Self.decisions(clicks))
         #expect(onsets.count <= 2, "\(onsets.count) onsets on clicks alone")
+    }
+
+    /// The corpus's keyboard case, short: someone types through the pauses
+    /// and the lines, 10 dB under the speech. Each line is still found,
+    /// and the typing between them starts no burst of its own.
+    @Test func typingBetweenTheLinesStartsNoSpeech() throws {
+        let (speech, truth, starts) = try Self.lines()
+        let talking = zip(speech, truth.flatMap { [Bool](repeating: $0, count: 160) }).filter(\.1).map(\.0)
+        let level = Float(Measure.rms(talking) * pow(10, -10.0 / 20))
+        let typing = Self.typing(frames: speech.count, seed: 23)
+        let decisions = Self.decisions(speech.indices.map { speech[$0] + level * typing[$0] })
+        // As the corpus scorer counts: onsets more than 300 ms from any line.
+        var nearSpeech = [Bool](repeating: false, count: truth.count)
+        for (frame, talking) in truth.enumerated() where talking {
+            for near in max(0, frame - 30)..<min(truth.count, frame + 31) { nearSpeech[near] = true }
+        }
+        let onsets = Self.onsets(decisions)
+        let spurious = onsets.filter { !nearSpeech[$0] }
+        #expect(spurious.count <= 2, "onsets in the typing alone, at frames \(spurious)")
+        let found = starts.filter { start in onsets.contains { abs($0 - start) <= 30 } }
+        #expect(found.count == starts.count, "lines found: \(found.count) of \(starts.count)")
+        let hits = zip(decisions, truth).filter { $0 && $1 }.count
+        let precision = Double(hits) / Double(max(1, decisions.filter { $0 }.count))
+        let recall = Double(hits) / Double(truth.filter { $0 }.count)
+        #expect(2 * precision * recall / (precision + recall) >= 0.85, "precision \(precision), recall \(recall)")
     }
 }
