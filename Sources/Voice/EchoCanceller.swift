@@ -227,10 +227,13 @@ public final class EchoCanceller {
     }
 
     /// Calls `body` with the last block's output before residual
-    /// suppression: the microphone less the echo the filter predicts, with
-    /// the room's noise untouched.
-    public func withLinearOutput<Result>(_ body: (UnsafeBufferPointer<Float>) -> Result) -> Result {
-        body(UnsafeBufferPointer(foregroundResidual))
+    /// suppression (the microphone less the echo the filter predicts, with
+    /// the room's noise untouched) and the power spectrum of the echo the
+    /// suppressor expects to be left in it: 161 bins of 50 Hz, of the last
+    /// two blocks under a Hann window.
+    public func withLinearOutput<Result>(_ body: (_ output: UnsafeBufferPointer<Float>, _ residualEcho: UnsafeBufferPointer<Float>) -> Result)
+        -> Result {
+        body(UnsafeBufferPointer(foregroundResidual), UnsafeBufferPointer(residualHold))
     }
 
     /// The spectrum of `signal` (two blocks) into far-end row `row`.

@@ -5,8 +5,9 @@ import AudioCore
 /// gain control and the mute gate, with voice-activity detection alongside.
 ///
 /// The detector listens to the echo-cancelled signal, before residual
-/// suppression and denoising, whose noise is the room's own; its decision does not depend on level,
-/// and the gain uses it to follow only the talker. Muting silences the
+/// suppression and denoising, whose noise is the room's own, and weighs it
+/// against the echo the canceller expects to have left in it; its decision
+/// does not depend on level, and the gain uses it to follow only the talker. Muting silences the
 /// uplink and nothing else, so the detector keeps telling a muted user
 /// that they are talking.
 public final class UplinkChain {
@@ -63,7 +64,8 @@ public final class UplinkChain {
         // The detector hears the canceller's output before its residual
         // suppression, which silences the room's noise too while the far
         // end plays: a floor that comes and goes would sound like speech.
-        var decision = echoCanceller?.withLinearOutput { detector.process($0) } ?? detector.process(UnsafeBufferPointer(frame))
+        var decision = echoCanceller?.withLinearOutput { detector.process($0, residualEcho: $1) }
+            ?? detector.process(UnsafeBufferPointer(frame))
         // While the far end's echo may be arriving, a burst of speech
         // counts once the canceller has learnt the echo path and the
         // microphone holds clearly more than the echo it predicts, on a

@@ -9,7 +9,10 @@ import Glibc
 /// Three measures, each for what the others miss:
 /// - a likelihood ratio of speech against noise over 21 bands from 100 Hz to
 ///   8 kHz (Sohn's, with a decision-directed a-priori SNR), against a noise
-///   floor tracked per band only while the frame looks like noise;
+///   floor tracked per band only while the frame looks like noise, plus the
+///   echo a canceller says it left: what a canceller leaves of a game's
+///   sound comes and goes with the game, and against the floor alone it
+///   would hold the detector in speech from one word to the next;
 /// - periodicity, the normalised cross-correlation peak between 60 and
 ///   400 Hz of the signal band-passed to 200 Hz - 1 kHz (which keeps mains
 ///   hum out), for voiced speech under noise;
@@ -50,6 +53,8 @@ public final class VoiceActivityDetector {
     /// Periodic enough that a transient in the frame is the start of a voiced sound, not a key's thump.
     static let clearlyVoiced: Float = 0.8
     static let reopenFrames = 30
+    // Residual echo: shares of a band's power, and of the frame's.
+    static let floorEchoShare = 0.25, periodicEchoShare = 0.3
     /// Longer than a key's two clicks and their ring, in frames: sound this sustained is not typing.
     static let keyFrames = 4
     static let lookBack = 2
@@ -80,6 +85,10 @@ public final class VoiceActivityDetector {
     @exclusivity(unchecked) private var binsImaginary = [Float](repeating: 0, count: fftSize / 2 + 1)
     @exclusivity(unchecked) private var bandPower = [Double](repeating: 0, count: 21)
     @exclusivity(unchecked) private var noise = [Double](repeating: 0, count: 21)
+    /// The residual echo over each band, for this frame.
+    @exclusivity(unchecked) private var bandEcho = [Double](repeating: 0, count: 21)
+    /// The part of the last frame's power the residual echo makes up.
+    @exclusivity(unchecked) private var echoShare = 0.0
     @exclusivity(unchecked) private var smoothedPower = [Double](repeating: 0, count: 21)
     @exclusivity(unchecked) private var speechEstimate = [Double](repeating: 0, count: 21)
     @exclusivity(unchecked) private var filterState = [(Double, Double)](repeating: (0, 0), count: 3)
@@ -107,23 +116,29 @@ public final class VoiceActivityDetector {
     }
 
     /// Decides one frame of `frameSize` samples (10 ms at 16 kHz); samples that are
-    /// not finite count as silence.
-    public func process(_ frame: UnsafeBufferPointer<Float>) -> Decision {
+    /// not finite count as silence. `residualEcho` is what an echo canceller
+    /// expects to have left of the far end's echo in the frame, as
+    /// `EchoCanceller.withLinearOutput` gives it: a power spectrum of 161
+    /// bins over 0-8 kHz of the frame's last 20 ms under a Hann window.
+    public func process(_ frame: UnsafeBufferPointer<Float>, residualEcho: UnsafeBufferPointer<Float>? = nil) -> Decision {
         precondition(frame.count == Self.frameSize, "one 10 ms frame at 16 kHz")
         let hop = Self.frameSize
         for index in 0..<(Self.analysisSize - hop) { recent[index] = recent[index + hop] }
         for index in 0..<hop { recent[Self.analysisSize - hop + index] = frame[index].isFinite ? frame[index] : 0 }
 
-        let (likelihood, snr) = bandLikelihood()
-        let periodicity = self.periodicity(frame)
+        let (likelihood, snr) = bandLikelihood(residualEcho: residualEcho)
+        // Where the echo the canceller left makes up much of the frame, its
+        // periodicity may be the far end's: music and voices are periodic too.
+        let periodicity = echoShare > Self.periodicEchoShare ? 0 : self.periodicity(frame)
         let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr)
         frames += 1
         return decision
     }
 
-    /// Mean log-likelihood ratio over the bands, and the frame's SNR in dB;
-    /// then the noise floor learns from the frame.
-    private func bandLikelihood() -> (Double, Double) {
+    /// Mean log-likelihood ratio over the bands, and the frame's SNR in dB,
+    /// both against the noise floor and the residual echo; then the noise
+    /// floor learns from what the frame holds beyond the echo.
+    private func bandLikelihood(residualEcho: UnsafeBufferPointer<Float>?) -> (Double, Double) {
         let edges = Self.bandEdges, bands = edges.count - 1
         for index in 0..<Self.analysisSize { padded[index] = recent[index] * window[index] }
         for index in Self.analysisSize..<Self.fftSize { padded[index] = 0 }
@@ -140,6 +155,7 @@ public final class VoiceActivityDetector {
                 sum += Double(binsReal[bin] * binsReal[bin] + binsImaginary[bin] * binsImaginary[bin])
             }
             bandPower[band] = sum / Double(edges[band + 1] - edges[band])
+            bandEcho[band] = residualEcho.map { Self.bandMean(of: $0, from: edges[band], to: end) } ?? 0
         }
         let learning = frames < Self.learningFrames
         for band in 0..<bands {
@@ -150,26 +166,32 @@ public final class VoiceActivityDetector {
                 smoothedPower[band] = 0.5 * smoothedPower[band] + 0.5 * bandPower[band]
             }
         }
-        var likelihood = 0.0, signalPower = 0.0, noisePower = 0.0
+        var likelihood = 0.0, signalPower = 0.0, noisePower = 0.0, echoTotal = 0.0
         for band in 0..<bands {
-            let posterior = bandPower[band] / noise[band]
-            let prior = max(0.9 * speechEstimate[band] / noise[band] + 0.1 * max(posterior - 1, 0), pow(10, -2.5))
+            let expected = noise[band] + bandEcho[band]
+            let posterior = bandPower[band] / expected
+            let prior = max(0.9 * speechEstimate[band] / expected + 0.1 * max(posterior - 1, 0), pow(10, -2.5))
             likelihood += posterior * prior / (1 + prior) - log1p(prior)
             let gain = prior / (1 + prior)
             speechEstimate[band] = gain * gain * bandPower[band]
             let width = Double(edges[band + 1] - edges[band])
             signalPower += bandPower[band] * width
-            noisePower += noise[band] * width
+            noisePower += expected * width
+            echoTotal += min(bandEcho[band], bandPower[band]) * width
         }
         likelihood /= Double(bands)
         let snr = 10 * log10(signalPower + 1e-20) - 10 * log10(noisePower + 1e-20)
         if !learning {
             let rise = pow(10, 0.002)
             for band in 0..<bands {
-                if smoothedPower[band] < noise[band] {
-                    noise[band] = 0.8 * noise[band] + 0.2 * smoothedPower[band]
-                } else if smoothedPower[band] / noise[band] < 2 && likelihood < Self.strongRatio {
-                    noise[band] = 0.95 * noise[band] + 0.05 * smoothedPower[band]
+                // Where the echo is more than a quarter of the band, what is
+                // left beyond it says too little of the room's own floor.
+                if bandEcho[band] > Self.floorEchoShare * smoothedPower[band] { continue }
+                let background = max(smoothedPower[band] - bandEcho[band], 0)
+                if background < noise[band] {
+                    noise[band] = 0.8 * noise[band] + 0.2 * background
+                } else if background / noise[band] < 2 && likelihood < Self.strongRatio {
+                    noise[band] = 0.95 * noise[band] + 0.05 * background
                 } else {
                     // A floor that could only fall would lock onto a lull for good.
                     noise[band] *= rise
@@ -177,7 +199,18 @@ public final class VoiceActivityDetector {
                 noise[band] = max(noise[band], Self.noiseFloor)
             }
         }
+        echoShare = echoTotal / (signalPower + 1e-20)
         return (likelihood, snr)
+    }
+
+    /// The mean of `spectrum` (161 bins of 50 Hz) over this detector's bins
+    /// `first..<end` (of 31.25 Hz).
+    private static func bandMean(of spectrum: UnsafeBufferPointer<Float>, from first: Int, to end: Int) -> Double {
+        let low = first * 5 / 8, high = min(spectrum.count, max(low + 1, (end * 5 + 7) / 8))
+        guard low < high else { return 0 }
+        var sum = 0.0
+        for bin in low..<high { sum += Double(spectrum[bin]) }
+        return sum / Double(high - low)
     }
 
     /// The strongest normalised correlation of the band-passed signal at
