@@ -87,8 +87,6 @@ public final class VoiceActivityDetector {
     @exclusivity(unchecked) private var noise = [Double](repeating: 0, count: 21)
     /// The residual echo over each band, for this frame.
     @exclusivity(unchecked) private var bandEcho = [Double](repeating: 0, count: 21)
-    /// The part of the last frame's power the residual echo makes up.
-    @exclusivity(unchecked) private var echoShare = 0.0
     @exclusivity(unchecked) private var smoothedPower = [Double](repeating: 0, count: 21)
     @exclusivity(unchecked) private var speechEstimate = [Double](repeating: 0, count: 21)
     @exclusivity(unchecked) private var filterState = [(Double, Double)](repeating: (0, 0), count: 3)
@@ -126,19 +124,22 @@ public final class VoiceActivityDetector {
         for index in 0..<(Self.analysisSize - hop) { recent[index] = recent[index + hop] }
         for index in 0..<hop { recent[Self.analysisSize - hop + index] = frame[index].isFinite ? frame[index] : 0 }
 
-        let (likelihood, snr) = bandLikelihood(residualEcho: residualEcho)
-        // Where the echo the canceller left makes up much of the frame, its
+        let (likelihood, snr, echoShare) = bandLikelihood(residualEcho: residualEcho)
+        // Measured on every frame, so its filter and history stay whole; but
+        // where the echo the canceller left makes up much of the frame, its
         // periodicity may be the far end's: music and voices are periodic too.
-        let periodicity = echoShare > Self.periodicEchoShare ? 0 : self.periodicity(frame)
+        let measured = self.periodicity(frame)
+        let periodicity = echoShare > Self.periodicEchoShare ? 0 : measured
         let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr)
         frames += 1
         return decision
     }
 
-    /// Mean log-likelihood ratio over the bands, and the frame's SNR in dB,
-    /// both against the noise floor and the residual echo; then the noise
-    /// floor learns from what the frame holds beyond the echo.
-    private func bandLikelihood(residualEcho: UnsafeBufferPointer<Float>?) -> (Double, Double) {
+    /// Mean log-likelihood ratio over the bands, the frame's SNR in dB,
+    /// both against the noise floor and the residual echo, and the part of
+    /// the frame's power the residual echo makes up; then the noise floor
+    /// learns from what the frame holds beyond the echo.
+    private func bandLikelihood(residualEcho: UnsafeBufferPointer<Float>?) -> (Double, Double, Double) {
         let edges = Self.bandEdges, bands = edges.count - 1
         for index in 0..<Self.analysisSize { padded[index] = recent[index] * window[index] }
         for index in Self.analysisSize..<Self.fftSize { padded[index] = 0 }
@@ -199,8 +200,7 @@ public final class VoiceActivityDetector {
                 noise[band] = max(noise[band], Self.noiseFloor)
             }
         }
-        echoShare = echoTotal / (signalPower + 1e-20)
-        return (likelihood, snr)
+        return (likelihood, snr, echoTotal / (signalPower + 1e-20))
     }
 
     /// The mean of `spectrum` (161 bins of 50 Hz) over this detector's bins
