@@ -43,21 +43,35 @@ import Glibc
         decisions.indices.filter { decisions[$0] && ($0 == 0 || !decisions[$0 - 1]) }
     }
 
+    /// The RMS of `speech` over the frames `truth` calls speech.
+    static func talkingLevel(_ speech: [Float], truth: [Bool]) -> Double {
+        Measure.rms(zip(speech, truth.flatMap { [Bool](repeating: $0, count: 160) }).filter(\.1).map(\.0))
+    }
+
+    /// Frame precision, recall and F1 of `decisions` against `truth`.
+    static func score(_ decisions: [Bool], truth: [Bool]) -> (precision: Double, recall: Double, f1: Double) {
+        let hits = zip(decisions, truth).filter { $0 && $1 }.count
+        let precision = Double(hits) / Double(max(1, decisions.filter { $0 }.count))
+        let recall = Double(hits) / Double(truth.filter { $0 }.count)
+        return (precision, recall, 2 * precision * recall / (precision + recall))
+    }
+
+    /// As the corpus scorer counts: the frames from each line's start to the
+    /// first onset within 300 ms of it, for the lines so caught.
+    static func onsetLatencies(_ decisions: [Bool], starts: [Int]) -> [Int] {
+        let onsets = Self.onsets(decisions)
+        return starts.compactMap { start in onsets.first { abs($0 - start) <= 30 }.map { $0 - start } }
+    }
+
     @Test(arguments: [20.0, 10, 5])
     func speechInWhiteNoiseIsFoundFrameByFrame(snr: Double) throws {
         let (speech, truth, starts) = try Self.lines()
-        let talking = zip(speech, truth.flatMap { [Bool](repeating: $0, count: 160) }).filter(\.1).map(\.0)
-        let noise = Signals.whiteNoise(frames: speech.count, rms: Float(Measure.rms(talking) * pow(10, -snr / 20)), seed: 8)
+        let noise = Signals.whiteNoise(frames: speech.count, rms: Float(Self.talkingLevel(speech, truth: truth) * pow(10, -snr / 20)), seed: 8)
         let decisions = Self.decisions(zip(speech, noise).map { $0 + $1 })
-        let hits = zip(decisions, truth).filter { $0 && $1 }.count
-        let precision = Double(hits) / Double(decisions.filter { $0 }.count)
-        let recall = Double(hits) / Double(truth.filter { $0 }.count)
-        let f1 = 2 * precision * recall / (precision + recall)
+        let (precision, recall, f1) = Self.score(decisions, truth: truth)
         #expect(f1 >= 0.85, "F1 \(f1) at \(snr) dB (precision \(precision), recall \(recall))")
-        // As the corpus scorer counts: every line caught by an onset within
-        // 300 ms of its start, with a median latency of 50 ms or less.
-        let onsets = Self.onsets(decisions)
-        let latencies = starts.compactMap { start in onsets.first { abs($0 - start) <= 30 }.map { $0 - start } }
+        // Every line caught, with a median latency of 50 ms or less.
+        let latencies = Self.onsetLatencies(decisions, starts: starts)
         #expect(latencies.count == starts.count, "lines found: \(latencies.count) of \(starts.count)")
         #expect(latencies.sorted()[latencies.count / 2] <= 5, "onset latencies in frames: \(latencies)")
     }
@@ -115,8 +129,7 @@ import Glibc
     /// and the typing between them starts no burst of its own.
     @Test func typingBetweenTheLinesStartsNoSpeech() throws {
         let (speech, truth, starts) = try Self.lines()
-        let talking = zip(speech, truth.flatMap { [Bool](repeating: $0, count: 160) }).filter(\.1).map(\.0)
-        let level = Float(Measure.rms(talking) * pow(10, -10.0 / 20))
+        let level = Float(Self.talkingLevel(speech, truth: truth) * pow(10, -10.0 / 20))
         let typing = Self.typing(frames: speech.count, seed: 23)
         let decisions = Self.decisions(speech.indices.map { speech[$0] + level * typing[$0] })
         // As the corpus scorer counts: onsets more than 300 ms from any line.
@@ -127,11 +140,9 @@ import Glibc
         let onsets = Self.onsets(decisions)
         let spurious = onsets.filter { !nearSpeech[$0] }
         #expect(spurious.count <= 2, "onsets in the typing alone, at frames \(spurious)")
-        let found = starts.filter { start in onsets.contains { abs($0 - start) <= 30 } }
-        #expect(found.count == starts.count, "lines found: \(found.count) of \(starts.count)")
-        let hits = zip(decisions, truth).filter { $0 && $1 }.count
-        let precision = Double(hits) / Double(max(1, decisions.filter { $0 }.count))
-        let recall = Double(hits) / Double(truth.filter { $0 }.count)
-        #expect(2 * precision * recall / (precision + recall) >= 0.85, "precision \(precision), recall \(recall)")
+        let found = Self.onsetLatencies(decisions, starts: starts).count
+        #expect(found == starts.count, "lines found: \(found) of \(starts.count)")
+        let (precision, recall, f1) = Self.score(decisions, truth: truth)
+        #expect(f1 >= 0.85, "F1 \(f1) (precision \(precision), recall \(recall))")
     }
 }
