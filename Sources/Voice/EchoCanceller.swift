@@ -12,12 +12,15 @@ import Glibc
 ///    subtracts its estimate. A background filter adapts by proportionate,
 ///    power-normalised NLMS; a foreground copy produces the output and only
 ///    takes the background's coefficients when they cancel better, so
-///    double talk cannot make the output diverge.
+///    double talk cannot make the output diverge. Both filters are turned
+///    each block by the clock drift measured between playback and capture,
+///    which moves the echo path faster than adaptation follows.
 /// 2. A residual echo suppressor, per frequency bin, lowers what the
 ///    filter leaves. It tracks the filter's echo return loss enhancement
 ///    while only the far end talks, keeps a decaying hold of the residual
 ///    echo for the room's reverberation, and treats bins where the filter
-///    plainly fails (right after the echo path changes) as echo alone. Its
+///    plainly fails (right after the echo path changes) as echo alone, and
+///    all of it as echo while a detector says nobody near talks. Its
 ///    gains are applied as a short zero-phase filter inside the current
 ///    block, which adds no delay. What it takes away of the room's own
 ///    background comes back as comfort noise of the same level and
@@ -64,6 +67,17 @@ public final class EchoCanceller {
     /// The microphone holds clearly more than the echo the filter predicts:
     /// someone near is talking over the far end.
     @exclusivity(unchecked) public private(set) var nearEndDominates = false
+    /// What the caller knows of the near end, for the block being suppressed.
+    public enum NearEnd: Sendable {
+        /// Nobody has judged: suppress only the echo the filter is estimated to leave.
+        case unknown
+        /// A detector hears nobody near: what the filter left while the far end plays is echo.
+        case silent
+        /// A detector hears someone near talking.
+        case talking
+    }
+    /// The near end as the last `suppress` was told it.
+    @exclusivity(unchecked) private var nearEnd = NearEnd.unknown
     /// The canceller has adapted over `convergenceBlocks` blocks of far-end
     /// activity since it last found its filter adding echo rather than removing it.
     public var hasConverged: Bool { activeBlocks >= Self.convergenceBlocks }
@@ -72,6 +86,29 @@ public final class EchoCanceller {
     /// mean the echo path has changed, while double talk leaves no such run.
     @exclusivity(unchecked) private var failingBlocks = 0
     static let failedAfter = 10
+
+    // Clock drift between playback and capture moves the echo path by a
+    // fraction of a sample each block, faster than the filter's adaptation
+    // follows (80 ppm costs 10-15 dB of ERLE). Every `driftInterval` blocks
+    // the foreground filter is compared with itself `driftInterval` blocks
+    // before: the slope of their phase difference across 300 Hz - 4 kHz is
+    // how far the path moved, and both filters are then turned each block
+    // by the drift found so far, so adaptation only corrects what is left.
+    static let driftInterval = 50
+    /// The most drift followed, in samples per block: 200 ppm.
+    static let largestDrift: Float = 200e-6 * Float(blockSize)
+    /// The part of each measured shift taken into the drift.
+    static let driftLoopGain: Float = 0.5
+    /// How alike the filter must stay over an interval, as a normalised
+    /// correlation, for its shift to be a drift and not a new path.
+    static let driftCoherence: Float = 0.8
+    /// The drift followed, in samples per block; positive when the echo comes earlier each block.
+    @exclusivity(unchecked) public private(set) var driftPerBlock: Float = 0
+    @exclusivity(unchecked) private var blocksSinceSnapshot = 0
+    /// Whether every block since the snapshot adapted on echo alone.
+    @exclusivity(unchecked) private var intervalUsable = true
+    private let snapshot: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>)
+    private let rotation: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>)
 
     private let fft = RealFFT(size: fftSize)
     /// Far-end spectra, newest first from `newest`, as a ring of `partitions` rows.
@@ -157,6 +194,8 @@ public final class EchoCanceller {
         farImaginary = storage.zeroed(size)
         background = (storage.zeroed(size), storage.zeroed(size))
         foreground = (storage.zeroed(size), storage.zeroed(size))
+        snapshot = (storage.zeroed(size), storage.zeroed(size))
+        rotation = (storage.zeroed(Self.bins), storage.zeroed(Self.bins))
         window = storage.copy(of: (0..<Self.fftSize).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(Self.fftSize))) })
         noiseFloor = storage.zeroed(Self.bins)
         comfort = storage.zeroed(Self.fftSize)
@@ -171,8 +210,18 @@ public final class EchoCanceller {
     }
 
     /// Cancels the echo of `reference` (what was played over these 10 ms)
-    /// in `mic`, in place. Samples that are not finite count as silence.
+    /// in `mic`, in place, taking a near talker to be possibly present
+    /// throughout. Samples that are not finite count as silence.
     public func process(_ mic: UnsafeMutableBufferPointer<Float>, reference: UnsafeBufferPointer<Float>) {
+        filter(mic, reference: reference)
+        suppress(mic, nearEnd: .unknown)
+    }
+
+    /// The first half of a block: the adaptive filter predicts the echo of
+    /// `reference` in `mic`, and the residual echo is estimated; `mic` is
+    /// left as it is, with non-finite samples made silence, and
+    /// `withLinearOutput` gives what the filter left.
+    public func filter(_ mic: UnsafeMutableBufferPointer<Float>, reference: UnsafeBufferPointer<Float>) {
         precondition(mic.count == Self.blockSize && reference.count == Self.blockSize, "one 10 ms block at 16 kHz")
         let n = Self.blockSize
         for index in 0..<n where !mic[index].isFinite { mic[index] = 0 }
@@ -205,6 +254,7 @@ public final class EchoCanceller {
             foregroundEnergy += foregroundResidual[index] * foregroundResidual[index]
         }
         adaptBackground()
+        followClockDrift()
 
         let a = Self.errorSmoothing
         backgroundError = a * backgroundError + (1 - a) * backgroundEnergy
@@ -222,8 +272,27 @@ public final class EchoCanceller {
             _ = background.imaginary.update(fromContentsOf: foreground.imaginary)
             backgroundError = foregroundError
         }
+        estimateResidual(mic: mic)
+    }
 
-        suppressResidual(mic: mic)
+    /// The second half of a block: `mic`, as `filter` left it, becomes the
+    /// output. With `nearTalker` false (nobody near is talking, as the
+    /// chain's detector judges it) while the far end plays, all that the
+    /// filter left is taken as echo, and only comfort noise remains.
+    public func suppress(_ mic: UnsafeMutableBufferPointer<Float>, nearEnd: NearEnd) {
+        precondition(mic.count == Self.blockSize, "one 10 ms block at 16 kHz")
+        self.nearEnd = nearEnd
+        let echoAlone = nearEnd == .silent && farEndActive
+        for bin in 0..<Self.bins {
+            let echoOnly = echoAlone
+                || (micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin])
+            let residual = echoOnly ? errorPower[bin] : residualHold[bin]
+            power[bin] = max(Self.gainFloor, 1 - Self.overSubtraction * residual / (errorPower[bin] + 1e-12))
+        }
+        Self.smoothAcrossBins(power, into: gains)
+        applyGains(to: mic)
+        trackNoiseFloor()
+        addComfortNoise(to: mic)
     }
 
     /// Calls `body` with the last block's output before residual
@@ -313,6 +382,75 @@ public final class EchoCanceller {
         constrainedPartition += 1
     }
 
+    /// Turns both filters by the drift followed so far and, every
+    /// `driftInterval` blocks, measures how far the foreground has shifted
+    /// since the last snapshot.
+    private func followClockDrift() {
+        if driftPerBlock != 0 {
+            turn(background)
+            turn(foreground)
+        }
+        // Not `hasConverged`: a filter that lags the drift far enough adds
+        // echo at high frequencies, which reads as a new path. A new path
+        // fails the coherence test instead.
+        intervalUsable = intervalUsable && nearEnd != .talking && !(nearEnd == .unknown && nearEndDominates)
+        blocksSinceSnapshot += 1
+        guard blocksSinceSnapshot >= Self.driftInterval else { return }
+        if intervalUsable { measureDrift() }
+        _ = snapshot.real.update(fromContentsOf: foreground.real)
+        _ = snapshot.imaginary.update(fromContentsOf: foreground.imaginary)
+        blocksSinceSnapshot = 0
+        intervalUsable = true
+    }
+
+    /// Multiplies every partition of `filter` by the drift's rotation.
+    private func turn(_ filter: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>)) {
+        let bins = Self.bins
+        for partition in 0..<Self.partitions {
+            let offset = partition * bins
+            for bin in 0..<bins {
+                let r = filter.real[offset + bin], i = filter.imaginary[offset + bin]
+                filter.real[offset + bin] = r * rotation.real[bin] - i * rotation.imaginary[bin]
+                filter.imaginary[offset + bin] = r * rotation.imaginary[bin] + i * rotation.real[bin]
+            }
+        }
+    }
+
+    /// The foreground's shift against the snapshot, from the weighted slope
+    /// of their phase difference over the decision band, into the drift.
+    private func measureDrift() {
+        let bins = Self.bins
+        var slope: Float = 0, curvature: Float = 0, correlation: Float = 0, energy: Float = 0
+        for bin in Self.decisionBand {
+            var real: Float = 0, imaginary: Float = 0, now: Float = 0, then: Float = 0
+            for partition in 0..<Self.partitions {
+                let w = partition * bins + bin
+                let ar = foreground.real[w], ai = foreground.imaginary[w], br = snapshot.real[w], bi = snapshot.imaginary[w]
+                // The foreground times the conjugate of the snapshot.
+                real += ar * br + ai * bi
+                imaginary += ai * br - ar * bi
+                now += ar * ar + ai * ai
+                then += br * br + bi * bi
+            }
+            let magnitude = (real * real + imaginary * imaginary).squareRoot()
+            let frequency = Float.pi * Float(bin) / Float(bins - 1)
+            slope += magnitude * frequency * atan2(imaginary, real)
+            curvature += magnitude * frequency * frequency
+            correlation += magnitude
+            energy += (now * then).squareRoot()
+        }
+        guard curvature > 0, correlation > Self.driftCoherence * energy else { return }
+        // What adaptation moved beyond the turning already applied.
+        let interval = Float(Self.driftInterval), shift = slope / curvature - driftPerBlock * interval
+        driftPerBlock = min(max(driftPerBlock + Self.driftLoopGain * shift / interval, -Self.largestDrift),
+                            Self.largestDrift)
+        for bin in 0..<bins {
+            let angle = Float.pi * Float(bin) / Float(bins - 1) * driftPerBlock
+            rotation.real[bin] = cos(angle)
+            rotation.imaginary[bin] = sin(angle)
+        }
+    }
+
     /// Zeroes the second half of a partition's impulse response, which
     /// circular convolution would otherwise wrap into the block.
     private func constrain(partition: Int) {
@@ -364,7 +502,9 @@ public final class EchoCanceller {
         }
     }
 
-    private func suppressResidual(mic: UnsafeMutableBufferPointer<Float>) {
+    /// The spectra of the microphone, the filter's output and its echo
+    /// estimate, the filter's ERLE per bin, and the residual echo it leaves.
+    private func estimateResidual(mic: UnsafeMutableBufferPointer<Float>) {
         let bins = Self.bins
         updatePower(micPower, previous: previousMic, current: UnsafeBufferPointer(mic))
         updatePower(errorPower, previous: previousError, current: UnsafeBufferPointer(foregroundResidual))
@@ -392,16 +532,8 @@ public final class EchoCanceller {
             }
         }
         for bin in 0..<bins {
-            let echoOnly = micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin]
-            let held = max(echoPower[bin] / exp(logERLE[bin]), Self.reverberationHold * residualHold[bin])
-            residualHold[bin] = held
-            let residual = echoOnly ? errorPower[bin] : held
-            power[bin] = max(Self.gainFloor, 1 - Self.overSubtraction * residual / (errorPower[bin] + 1e-12))
+            residualHold[bin] = max(echoPower[bin] / exp(logERLE[bin]), Self.reverberationHold * residualHold[bin])
         }
-        Self.smoothAcrossBins(power, into: gains)
-        applyGains(to: mic)
-        trackNoiseFloor()
-        addComfortNoise(to: mic)
     }
 
     /// Follows the background of the linear output: the minimum it keeps

@@ -60,7 +60,7 @@ public final class UplinkChain {
         precondition(frame.count == Self.frameSize && reference.count == Self.frameSize, "one 10 ms frame at 16 kHz")
         for index in frame.indices where !frame[index].isFinite { frame[index] = 0 }
         let echoCanceller = cancelsEcho ? canceller : nil
-        echoCanceller?.process(frame, reference: reference)
+        echoCanceller?.filter(frame, reference: reference)
         // The detector hears the canceller's output before its residual
         // suppression, which silences the room's noise too while the far
         // end plays: a floor that comes and goes would sound like speech.
@@ -83,6 +83,11 @@ public final class UplinkChain {
         if echoCanceller != nil && !burstIsTalker {
             decision = VoiceActivityDetector.Decision(speech: false, backfilled: 0)
         }
+        // Residual suppression takes all the filter left for echo where the
+        // detector itself hears nobody: its own decision, not the burst
+        // gate's, which may hold back a talker it cannot yet tell from the
+        // echo but must not have them cut away.
+        echoCanceller?.suppress(frame, nearEnd: detectorSpeaking ? .talking : .silent)
         noiseSuppressor.process(frame)
         gain.process(frame, speech: decision.speech)
         let change = mutedTalker.update(speech: decision.speech, muted: muted)

@@ -1,4 +1,6 @@
+import AudioCore
 import AudioMeasurements
+import Devices
 import Testing
 import Voice
 
@@ -48,6 +50,43 @@ import Glibc
         let error = zip(heard, talker).reduce(0.0) { $0 + pow(Double($1.0) - gain * Double($1.1), 2) }
         let snr = 10 * log10(talker.reduce(0.0) { $0 + pow(gain * Double($1), 2) } / error)
         #expect(snr >= 12, "near talker at \(snr) dB SNR, gain \(gain)")
+    }
+
+    /// Playback 80 ppm fast against capture, as between two sound cards:
+    /// the echo path comes a sample earlier every 0.8 s, faster than the
+    /// filter's adaptation follows by itself.
+    @Test func clockDriftIsMeasuredAndFollowed() throws {
+        var far: [Float] = []
+        while far.count < 24 * 16_000 {
+            for name in ["announcer", "vendor", "barkeep", "guest"] { far += try VoiceSignals.speech(name) }
+        }
+        far = Array(far.prefix(24 * 16_000))
+        // Read at 12,501 Hz and played at 12,500 Hz: 80 ppm fast.
+        let played = try SampleRateConverter.convert(AudioBuffer(mono: far), from: 12_501, to: 12_500).samples
+        let echo = VoiceSignals.echo(of: played)
+        let noise = Signals.whiteNoise(frames: echo.count, rms: 0.00005, seed: 5)
+        let mic = zip(echo, noise).map { $0 + $1 }
+        let canceller = EchoCanceller()
+        var linear = [Float](repeating: 0, count: mic.count / 160 * 160)
+        var block = [Float](repeating: 0, count: 160)
+        for start in stride(from: 0, to: linear.count, by: 160) {
+            for index in 0..<160 { block[index] = mic[start + index] }
+            block.withUnsafeMutableBufferPointer { block in
+                far.withUnsafeBufferPointer { far in
+                    canceller.filter(block, reference: UnsafeBufferPointer(rebasing: far[start..<(start + 160)]))
+                }
+                canceller.withLinearOutput { output, _ in
+                    for index in 0..<160 { linear[start + index] = output[index] }
+                }
+                canceller.suppress(block, nearEnd: .silent)
+            }
+        }
+        // 80 ppm of a 160-sample block.
+        let expected: Float = 80e-6 * 160
+        #expect(abs(canceller.driftPerBlock - expected) < 0.2 * expected, "drift \(canceller.driftPerBlock) samples per block")
+        // The filter alone, over the last 8 s: without following the drift it stays near 11 dB.
+        let erle = Self.erle(mic: mic, output: linear, from: 16 * 16_000, to: linear.count)
+        #expect(erle >= 18, "linear ERLE \(erle) dB")
     }
 
     @Test func nonFiniteInputLeavesTheOutputFiniteAndTheCancellerRecovers() throws {
