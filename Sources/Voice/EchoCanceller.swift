@@ -89,7 +89,7 @@ public final class EchoCanceller {
 
     // Clock drift between playback and capture moves the echo path by a
     // fraction of a sample each block, faster than the filter's adaptation
-    // follows (80 ppm costs 10-15 dB of ERLE). Every `driftInterval` blocks
+    // follows (80 ppm costs the filter about 10 dB of ERLE). Every `driftInterval` blocks
     // the foreground filter is compared with itself `driftInterval` blocks
     // before: the slope of their phase difference across 300 Hz - 4 kHz is
     // how far the path moved, and both filters are then turned each block
@@ -276,9 +276,9 @@ public final class EchoCanceller {
     }
 
     /// The second half of a block: `mic`, as `filter` left it, becomes the
-    /// output. With `nearTalker` false (nobody near is talking, as the
-    /// chain's detector judges it) while the far end plays, all that the
-    /// filter left is taken as echo, and only comfort noise remains.
+    /// output. With `nearEnd` `.silent` (a detector hears nobody near)
+    /// while the far end plays, all that the filter left is taken as echo,
+    /// and only comfort noise remains.
     public func suppress(_ mic: UnsafeMutableBufferPointer<Float>, nearEnd: NearEnd) {
         precondition(mic.count == Self.blockSize, "one 10 ms block at 16 kHz")
         self.nearEnd = nearEnd
