@@ -105,7 +105,7 @@ public final class EchoCanceller {
     /// The drift followed, in samples per block; positive when the echo comes earlier each block.
     @exclusivity(unchecked) public private(set) var driftPerBlock: Float = 0
     @exclusivity(unchecked) private var blocksSinceSnapshot = 0
-    /// Whether every block since the snapshot adapted on echo alone.
+    /// Whether no block since the snapshot was judged to hold a near talker.
     @exclusivity(unchecked) private var intervalUsable = true
     private let snapshot: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>)
     private let rotation: (real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>)

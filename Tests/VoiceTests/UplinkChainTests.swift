@@ -22,6 +22,24 @@ import Voice
         return (Array(uplink.prefix(frames * 160)), events)
     }
 
+    /// A room's background that falls with frequency, 60 dB below full scale.
+    static func background(frames: Int, seed: UInt64) -> [Float] {
+        var background = Signals.whiteNoise(frames: frames, rms: 1, seed: seed)
+        for index in 1..<background.count { background[index] += 0.9 * background[index - 1] }
+        let scale = Float(0.001 / Measure.rms(background))
+        return background.map { $0 * scale }
+    }
+
+    /// The level of 10 ms frame `frame` of `signal`, in dBFS.
+    static func level(_ frame: Int, _ signal: [Float]) -> Double {
+        10 * log10(signal[(frame * 160)..<((frame + 1) * 160)].reduce(0.0) { $0 + Double($1 * $1) } / 160 + 1e-20)
+    }
+
+    /// The level of `frames` of `signal` together, their power averaged, in dBFS.
+    static func level(_ frames: [Int], _ signal: [Float]) -> Double {
+        10 * log10(frames.map { pow(10, level($0, signal) / 10) }.reduce(0, +) / Double(max(frames.count, 1)))
+    }
+
     /// Where the canceller takes echo away, the room's background comes
     /// back as comfort noise: the line never goes dead while the microphone
     /// hears the room, and it sounds as it does with no far end.
@@ -29,27 +47,20 @@ import Voice
         let speech = try VoiceSignals.speech("announcer")
         let lead = 3 * 16_000
         let far = [Float](repeating: 0, count: lead) + speech + speech
-        // A background that falls with frequency, 60 dB below full scale.
-        var background = Signals.whiteNoise(frames: far.count, rms: 1, seed: 21)
-        for index in 1..<background.count { background[index] += 0.9 * background[index - 1] }
-        let scale = Float(0.001 / Measure.rms(background))
+        let background = Self.background(frames: far.count, seed: 21)
         let echo = VoiceSignals.echo(of: far)
-        let mic = (0..<far.count).map { echo[$0] + background[$0] * scale }
+        let mic = (0..<far.count).map { echo[$0] + background[$0] }
         let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
 
         let frames = uplink.count / 160
-        func power(_ frame: Int, _ signal: [Float]) -> Double {
-            signal[(frame * 160)..<((frame + 1) * 160)].reduce(0.0) { $0 + Double($1 * $1) } / 160
-        }
-        func level(_ frames: [Int]) -> Double { 10 * log10(frames.map { power($0, uplink) }.reduce(0, +) / Double(frames.count)) }
         let dead = (0..<frames).filter { frame in uplink[(frame * 160)..<((frame + 1) * 160)].allSatisfy { $0 == 0 } }
         #expect(dead.isEmpty, "\(dead.count) frames of exact zeros, the first at \(Double(dead.first ?? 0) / 100) s")
 
         // The near end's floor as the chain sends it, before the far end starts...
-        let floor = level(Array(150..<290))
+        let floor = Self.level(Array(150..<290), uplink)
         // ...and where the echo is 20 dB over it, after 2 s of far end.
-        let echoFrames = (500..<frames).filter { power($0, echo) > 1e-4 }
-        let underEcho = level(echoFrames)
+        let echoFrames = (500..<frames).filter { Self.level($0, echo) > -40 }
+        let underEcho = Self.level(echoFrames, uplink)
         print("uplink floor \(floor) dBFS without far end, \(underEcho) dBFS in \(echoFrames.count) frames of echo")
         #expect(echoFrames.count > 300)
         #expect(abs(underEcho - floor) < 3, "\(underEcho) dBFS under echo, \(floor) dBFS without")
@@ -64,23 +75,18 @@ import Voice
         for name in ["announcer", "vendor", "barkeep"] { far += try VoiceSignals.speech(name) }
         // Soft clipping, then second-order distortion: harmonics 20 dB under the echo and more.
         let driven = far.map { Float(tanh(2.5 * Double($0)) / 2.5) + 0.3 * $0 * $0 }
-        var background = Signals.whiteNoise(frames: far.count, rms: 1, seed: 23)
-        for index in 1..<background.count { background[index] += 0.9 * background[index - 1] }
-        let scale = Float(0.001 / Measure.rms(background))
+        let background = Self.background(frames: far.count, seed: 23)
         let echo = VoiceSignals.echo(of: driven)
-        let mic = (0..<far.count).map { echo[$0] + background[$0] * scale }
+        let mic = (0..<far.count).map { echo[$0] + background[$0] }
         let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
 
         let frames = uplink.count / 160
-        func level(_ frame: Int, _ signal: [Float]) -> Double {
-            10 * log10(signal[(frame * 160)..<((frame + 1) * 160)].reduce(0.0) { $0 + Double($1 * $1) } / 160 + 1e-20)
-        }
-        let floor = 10 * log10((150..<290).map { pow(10, level($0, uplink) / 10) }.reduce(0, +) / 140)
+        let floor = Self.level(Array(150..<290), uplink)
         // After 2 s of far end, wherever the echo is 20 dB over the background.
-        let echoFrames = ((lead / 160 + 200)..<frames).filter { level($0, echo) > -40 }
-        let levels = echoFrames.map { level($0, uplink) }.sorted()
+        let echoFrames = ((lead / 160 + 200)..<frames).filter { Self.level($0, echo) > -40 }
+        let levels = echoFrames.map { Self.level($0, uplink) }.sorted()
         let typical = levels.isEmpty ? 0 : levels[levels.count * 95 / 100]
-        let mean = 10 * log10(levels.map { pow(10, $0 / 10) }.reduce(0, +) / Double(max(levels.count, 1)))
+        let mean = Self.level(echoFrames, uplink)
         print("uplink floor \(floor) dBFS; over \(echoFrames.count) echo frames \(mean) dBFS, 95th percentile \(typical) dBFS")
         #expect(echoFrames.count > 300)
         #expect(mean - floor < 3, "\(mean) dBFS under echo over a floor of \(floor) dBFS")
