@@ -158,7 +158,7 @@ public final class EchoCanceller {
     private let comfort: UnsafeMutableBufferPointer<Float>
     private let synthesisWindow: UnsafeMutableBufferPointer<Float>
     private let comfortTail: UnsafeMutableBufferPointer<Float>
-    @exclusivity(unchecked) private var noiseState: UInt64 = 0x9E37_79B9_7F4A_7C15
+    @exclusivity(unchecked) private var noise = UniformNoise()
 
     /// A canceller that has learnt no echo path yet. Every buffer it needs is made here, so a block
     /// allocates nothing.
@@ -563,7 +563,7 @@ public final class EchoCanceller {
         for bin in 1..<Self.bins {
             let removed = max(0, 1 - gains[bin] * gains[bin])
             let magnitude = (scale * noiseFloor[bin] * removed).squareRoot()
-            let phase = 2 * Float.pi * nextUniform()
+            let phase = 2 * Float.pi * noise.next()
             spectrumReal[bin] = magnitude * cos(phase)
             spectrumImaginary[bin] = bin == Self.bins - 1 ? 0 : magnitude * sin(phase)
         }
@@ -572,14 +572,6 @@ public final class EchoCanceller {
             output[index] += comfortTail[index] + comfort[index] * synthesisWindow[index]
             comfortTail[index] = comfort[n + index] * synthesisWindow[n + index]
         }
-    }
-
-    /// Uniform in [0, 1), from xorshift64*.
-    private func nextUniform() -> Float {
-        noiseState ^= noiseState >> 12
-        noiseState ^= noiseState << 25
-        noiseState ^= noiseState >> 27
-        return Float((noiseState &* 0x2545_F491_4F6C_DD1D) >> 40) / Float(1 << 24)
     }
 
     /// Filters the foreground's residual by the gains, as a zero-phase FIR

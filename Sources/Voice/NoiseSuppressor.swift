@@ -1,3 +1,4 @@
+import AudioCore
 import CSpeexDSP
 
 /// A failed SpeexDSP preprocessor call.
@@ -20,6 +21,7 @@ public final class NoiseSuppressor {
     public let suppressionDecibels: Int
     private let state: OpaquePointer
     @exclusivity(unchecked) private var fixed: [Int16]
+    @exclusivity(unchecked) private var dither = UniformNoise(seed: 0x2F6B_3C1D_58A4_97E3)
 
     /// A suppressor for frames of `frameSize` samples at `sampleRate` Hz that pushes noise down by
     /// `suppressionDecibels`, -15 dB by default. Throws `SpeexPreprocessError` when SpeexDSP makes
@@ -42,7 +44,9 @@ public final class NoiseSuppressor {
     deinit { speex_preprocess_state_destroy(state) }
 
     /// Denoises one frame in place. The preprocessor works on 16-bit
-    /// samples: the frame is rounded to them and back, 96 dB down.
+    /// samples: the frame is rounded to them and back with a step of
+    /// triangular dither (about -101 dBFS), so that what fell below half a
+    /// step comes back as that noise, never as digital silence.
     public func process(_ frame: UnsafeMutableBufferPointer<Float>) {
         precondition(frame.count == frameSize, "one frame at a time")
         fixed.withUnsafeMutableBufferPointer { fixed in
@@ -50,7 +54,10 @@ public final class NoiseSuppressor {
                 fixed[index] = Int16(max(-32_768, min(32_767, (frame[index] * 32_768).rounded())))
             }
             speex_preprocess_run(state, fixed.baseAddress)
-            for index in 0..<frameSize { frame[index] = Float(fixed[index]) / 32_768 }
+            for index in 0..<frameSize {
+                let triangular = dither.next() - dither.next()
+                frame[index] = (Float(fixed[index]) + triangular) / 32_768
+            }
         }
     }
 }

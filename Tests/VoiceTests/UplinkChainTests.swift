@@ -93,6 +93,25 @@ import Voice
         #expect(typical - floor < 7.5, "95th percentile \(typical) dBFS under echo over a floor of \(floor) dBFS")
     }
 
+    /// A microphone with no background of its own (a clean digital
+    /// capture) hearing a distorted echo: where the chain takes it all
+    /// away, what is left is far below hearing, yet never exact zeros.
+    @Test func echoWithNoBackgroundIsNeverDigitalSilence() throws {
+        var far: [Float] = []
+        for name in ["announcer", "vendor"] { far += try VoiceSignals.speech(name) }
+        let driven = far.map { Float(tanh(2.5 * Double($0)) / 2.5) + 0.3 * $0 * $0 }
+        let mic = VoiceSignals.echo(of: driven)
+        let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
+
+        let heard = (0..<(uplink.count / 160)).filter { frame in mic[(frame * 160)..<((frame + 1) * 160)].contains { $0 != 0 } }
+        let dead = heard.filter { frame in uplink[(frame * 160)..<((frame + 1) * 160)].allSatisfy { $0 == 0 } }
+        let late = heard.filter { $0 >= 200 }
+        print("\(dead.count) of \(heard.count) frames exact zeros; uplink \(Self.level(late, uplink)) dBFS after 2 s, echo \(Self.level(late, mic)) dBFS")
+        #expect(heard.count > 300)
+        #expect(dead.count == 0, "\(dead.count) frames of exact zeros, the first at \(Double(dead.first ?? 0) / 100) s")
+        #expect(Self.level(late, uplink) < -70, "the echo is not taken away")
+    }
+
     @Test func echoAloneRaisesNoMutedTalkerEvent() throws {
         let far = try VoiceSignals.speech("announcer")
         let result = try Self.run(mic: VoiceSignals.echo(of: far), far: far, muted: true)
