@@ -45,7 +45,7 @@ public final class NoiseSuppressor {
 
     /// Denoises one frame in place. The preprocessor works on 16-bit
     /// samples: the frame is rounded to them and back with a step of
-    /// triangular dither (about -101 dBFS), so that what fell below half a
+    /// triangular dither (-98 dBFS RMS), so that what fell below half a
     /// step comes back as that noise, never as digital silence.
     public func process(_ frame: UnsafeMutableBufferPointer<Float>) {
         precondition(frame.count == frameSize, "one frame at a time")
