@@ -30,6 +30,17 @@ import Voice
         return background.map { $0 * scale }
     }
 
+    /// What a small loudspeaker plays of `far`: soft clipping, then
+    /// second-order distortion, harmonics 20 dB under it and more.
+    static func loudspeaker(_ far: [Float]) -> [Float] {
+        far.map { Float(tanh(2.5 * Double($0)) / 2.5) + 0.3 * $0 * $0 }
+    }
+
+    /// Those of `frames` (10 ms each) in which `signal` is exact zeros.
+    static func deadFrames(_ frames: [Int], of signal: [Float]) -> [Int] {
+        frames.filter { frame in signal[(frame * 160)..<((frame + 1) * 160)].allSatisfy { $0 == 0 } }
+    }
+
     /// The level of 10 ms frame `frame` of `signal`, in dBFS.
     static func level(_ frame: Int, _ signal: [Float]) -> Double {
         10 * log10(signal[(frame * 160)..<((frame + 1) * 160)].reduce(0.0) { $0 + Double($1 * $1) } / 160 + 1e-20)
@@ -53,7 +64,7 @@ import Voice
         let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
 
         let frames = uplink.count / 160
-        let dead = (0..<frames).filter { frame in uplink[(frame * 160)..<((frame + 1) * 160)].allSatisfy { $0 == 0 } }
+        let dead = Self.deadFrames(Array(0..<frames), of: uplink)
         #expect(dead.isEmpty, "\(dead.count) frames of exact zeros, the first at \(Double(dead.first ?? 0) / 100) s")
 
         // The near end's floor as the chain sends it, before the far end starts...
@@ -73,10 +84,8 @@ import Voice
         let lead = 3 * 16_000
         var far = [Float](repeating: 0, count: lead)
         for name in ["announcer", "vendor", "barkeep"] { far += try VoiceSignals.speech(name) }
-        // Soft clipping, then second-order distortion: harmonics 20 dB under the echo and more.
-        let driven = far.map { Float(tanh(2.5 * Double($0)) / 2.5) + 0.3 * $0 * $0 }
         let background = Self.background(frames: far.count, seed: 23)
-        let echo = VoiceSignals.echo(of: driven)
+        let echo = VoiceSignals.echo(of: Self.loudspeaker(far))
         let mic = (0..<far.count).map { echo[$0] + background[$0] }
         let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
 
@@ -99,12 +108,13 @@ import Voice
     @Test func echoWithNoBackgroundIsNeverDigitalSilence() throws {
         var far: [Float] = []
         for name in ["announcer", "vendor"] { far += try VoiceSignals.speech(name) }
-        let driven = far.map { Float(tanh(2.5 * Double($0)) / 2.5) + 0.3 * $0 * $0 }
-        let mic = VoiceSignals.echo(of: driven)
+        let mic = VoiceSignals.echo(of: Self.loudspeaker(far))
         let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
 
-        let heard = (0..<(uplink.count / 160)).filter { frame in mic[(frame * 160)..<((frame + 1) * 160)].contains { $0 != 0 } }
-        let dead = heard.filter { frame in uplink[(frame * 160)..<((frame + 1) * 160)].allSatisfy { $0 == 0 } }
+        let frames = Array(0..<(uplink.count / 160))
+        let silent = Set(Self.deadFrames(frames, of: mic))
+        let heard = frames.filter { !silent.contains($0) }
+        let dead = Self.deadFrames(heard, of: uplink)
         let late = heard.filter { $0 >= 200 }
         print("\(dead.count) of \(heard.count) frames exact zeros; uplink \(Self.level(late, uplink)) dBFS after 2 s, echo \(Self.level(late, mic)) dBFS")
         #expect(heard.count > 300)
