@@ -28,7 +28,11 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     /// room: 20 ms, two of the room's blocks, topped up 10 ms at a time. Each
     /// millisecond here is a millisecond of mouth-to-ear latency.
     static let queuedSamples = 960
-    /// How often the decoder looks at the streams: often enough that two
+    /// The decoder tops the streams up as each block plays (the uplink
+    /// tells it); this long without a block, it looks every `decoderWake`.
+    static let blockWait = 0.025
+    /// How often the decoder looks at the streams while no block tells it
+    /// (a room without a voice bus plays no uplink): often enough that two
     /// blocks rendered back to back never find one empty.
     static let decoderWake = 0.002
     /// How often it looks while nobody else is in the channel: a talker who
@@ -71,7 +75,10 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     public func close() {
         client.stop()
         uplink.attach(nil, listener: nil)
-        if running.exchange(false, ordering: .relaxed) { decoderFinished.wait() }
+        if running.exchange(false, ordering: .relaxed) {
+            uplink.blockPlayed.signal()
+            decoderFinished.wait()
+        }
         remote.withLock { $0.removeAll() }
         try? group.syncShutdownGracefully()
         session.voiceNetwork = nil
@@ -179,12 +186,14 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     // MARK: Decoding, on the talkers' thread
 
     /// Keeps each talker's stream `queuedSamples` ahead of the room, half a
-    /// 20 ms frame at a time; the room's clock sets the pace, not this thread's.
+    /// 20 ms frame at a time, as each block plays; the room's clock sets the
+    /// pace, not this thread's.
     private func decodeLoop() {
         defer { decoderFinished.signal() }
         var scenes = session.scenesLoaded
         // Taken afresh at every wake, into the same storage: with talkers, the loop wakes 500 times a second.
         var talkers: [RemoteTalker] = []
+        var wait = Self.blockWait
         while running.load(ordering: .relaxed) {
             if session.scenesLoaded != scenes {
                 scenes = session.scenesLoaded
@@ -206,7 +215,11 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
             }
             let alone = talkers.isEmpty
             talkers.removeAll(keepingCapacity: true)
-            Thread.sleep(forTimeInterval: alone ? Self.decoderWakeAlone : Self.decoderWake)
+            if alone {
+                Thread.sleep(forTimeInterval: Self.decoderWakeAlone)
+            } else {
+                wait = uplink.blockPlayed.wait(seconds: wait) ? Self.blockWait : Self.decoderWake
+            }
         }
     }
 

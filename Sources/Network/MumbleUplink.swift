@@ -26,6 +26,11 @@ public final class MumbleUplink: VoiceUplink, @unchecked Sendable {
     private let talkKey = Atomic<Bool>(false)
     private let running = Atomic<Bool>(true)
     private let finished = DispatchSemaphore(value: 0)
+    /// Given with each block the room hands over: the encoder waits for it.
+    private let blockQueued = WakeSignal()
+    /// Given with each block the room has played, for the talkers' decoder:
+    /// the room's streams have just moved on by a block.
+    let blockPlayed = WakeSignal()
     private let target = Mutex<(client: MumbleClient?, listener: (@Sendable () -> Position)?)>((nil, nil))
     private let sent = Atomic<Int>(0)
 
@@ -40,9 +45,11 @@ public final class MumbleUplink: VoiceUplink, @unchecked Sendable {
 
     /// Render thread: keeps the block for the encoder; drops it whole when the encoder has fallen a second behind.
     public func send(_ block: UnsafeBufferPointer<Float>, talking: Bool, muted: Bool) {
+        blockPlayed.signal()
         guard blocks.count < blocks.capacity, samples.capacity - samples.count >= block.count else { return }
         samples.write(block)
         _ = blocks.send((talking ? 1 : 0) | (muted ? 2 : 0))
+        blockQueued.signal()
     }
 
     /// Holds or releases push-to-talk.
@@ -69,6 +76,7 @@ public final class MumbleUplink: VoiceUplink, @unchecked Sendable {
     /// Stops the encoder's thread.
     public func close() {
         guard running.exchange(false, ordering: .relaxed) else { return }
+        blockQueued.signal()
         finished.wait()
     }
 
@@ -84,7 +92,8 @@ public final class MumbleUplink: VoiceUplink, @unchecked Sendable {
         var encodedBitrate = bitrate
         while running.load(ordering: .relaxed) {
             guard blocks.count >= 2, samples.count >= Self.frameSamples else {
-                Thread.sleep(forTimeInterval: 0.005)
+                // A room that plays no block (stopped, or between scenes) leaves it waiting here.
+                blockQueued.wait(seconds: 0.1)
                 continue
             }
             let flags = blocks.receive()! | blocks.receive()!

@@ -28,14 +28,15 @@ final class RemoteTalker: @unchecked Sendable {
     private let lock = NSLock()
     private let jitter: JitterBuffer
     private let decoder: OpusVoiceDecoder
-    private var opus = [UInt8](repeating: 0, count: 1020)
+    // Made once, and used in place 50 times a second: no array's copy-on-write checks in the decoder's loop.
+    private let opus = UnsafeMutableRawBufferPointer.allocate(byteCount: 1020, alignment: 16)
     /// A frame, and room after it for the rest of the longest packet (60 ms).
-    private var pcm = [Float](repeating: 0, count: 960 + 5760)
+    private let pcm = UnsafeMutableBufferPointer<Float>.allocate(capacity: 960 + 5760)
     /// Samples at the start of `pcm` that the last packet left for the next frame.
     private var carried = 0
     /// The second half of the last frame, pushed when the stream wants it:
     /// the stream is topped up 10 ms at a time, which keeps it 5 ms shorter on average.
-    private var laterHalf = [Float](repeating: 0, count: 480)
+    private let laterHalf = UnsafeMutableBufferPointer<Float>.allocate(capacity: 480)
     private var laterHalfWaits = false
     // Under `lock`.
     private var arriving: SIMD3<Float>?
@@ -60,6 +61,15 @@ final class RemoteTalker: @unchecked Sendable {
         self.position = position
         jitter = JitterBuffer()
         decoder = try OpusVoiceDecoder()
+        opus.initializeMemory(as: UInt8.self, repeating: 0)
+        pcm.initialize(repeating: 0)
+        laterHalf.initialize(repeating: 0)
+    }
+
+    deinit {
+        opus.deallocate()
+        pcm.deallocate()
+        laterHalf.deallocate()
     }
 
     /// Network thread: a packet of the talker's.
@@ -103,7 +113,7 @@ final class RemoteTalker: @unchecked Sendable {
         var filled = carried, heard = false, missed = false
         while filled < Self.frameSamples {
             let wanted = Self.frameSamples - filled
-            switch opus.withUnsafeMutableBytes({ jitter.get(into: $0, span: wanted) }) {
+            switch jitter.get(into: opus, span: wanted) {
             case .packet(let length, _, _, let last):
                 let decoded = decode(length, at: filled)
                 filled += decoded > 0 ? decoded : silence(wanted, at: filled)
@@ -121,11 +131,13 @@ final class RemoteTalker: @unchecked Sendable {
         }
         jitter.tick()
         let half = Self.frameSamples / 2
-        _ = pcm.withUnsafeBufferPointer { stream.push(UnsafeBufferPointer(rebasing: $0[..<half])) }
-        for index in 0..<half { laterHalf[index] = pcm[half + index] }
+        stream.push(UnsafeBufferPointer(rebasing: pcm[..<half]))
+        _ = laterHalf.update(fromContentsOf: pcm[half..<Self.frameSamples])
         laterHalfWaits = true
         carried = filled - Self.frameSamples
-        for index in 0..<carried { pcm[index] = pcm[Self.frameSamples + index] }
+        if carried > 0 {
+            pcm.baseAddress!.update(from: pcm.baseAddress! + Self.frameSamples, count: carried)
+        }
         if heard {
             silentFrames = 0
             if !talking {
@@ -165,33 +177,25 @@ final class RemoteTalker: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard laterHalfWaits else { return false }
-        _ = laterHalf.withUnsafeBufferPointer { stream.push($0) }
+        stream.push(UnsafeBufferPointer(laterHalf))
         laterHalfWaits = false
         return true
     }
 
     /// Decodes the packet at the start of `opus` into `pcm` from `offset`; 0 samples for one Opus cannot read.
     private func decode(_ length: Int, at offset: Int) -> Int {
-        let decoder = decoder
-        return opus.withUnsafeBytes { bytes in
-            pcm.withUnsafeMutableBufferPointer { output in
-                let rest = UnsafeMutableBufferPointer(rebasing: output[offset...])
-                return (try? decoder.decode(UnsafeRawBufferPointer(rebasing: bytes[..<length]), into: rest)) ?? 0
-            }
-        }
+        (try? decoder.decode(UnsafeRawBufferPointer(rebasing: opus[..<length]),
+                             into: UnsafeMutableBufferPointer(rebasing: pcm[offset...]))) ?? 0
     }
 
     /// Opus's guess at `count` lost samples, into `pcm` from `offset`; 0 when it has none.
     private func conceal(_ count: Int, at offset: Int) -> Int {
-        let decoder = decoder
-        return pcm.withUnsafeMutableBufferPointer { output in
-            (try? decoder.conceal(into: UnsafeMutableBufferPointer(rebasing: output[offset...]), samples: count)) ?? 0
-        }
+        (try? decoder.conceal(into: UnsafeMutableBufferPointer(rebasing: pcm[offset...]), samples: count)) ?? 0
     }
 
     /// `count` samples of silence into `pcm` from `offset`.
     private func silence(_ count: Int, at offset: Int) -> Int {
-        for index in offset..<offset + count { pcm[index] = 0 }
+        UnsafeMutableBufferPointer(rebasing: pcm[offset..<offset + count]).update(repeating: 0)
         return count
     }
 
