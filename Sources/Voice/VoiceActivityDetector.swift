@@ -24,6 +24,14 @@ import Glibc
 ///   clicks exceed 4.8. A word's first frame, quiet and then loud, can
 ///   reach 4 or more; it is claimed back when the next frame starts the burst.
 ///
+/// - the background's own rise and fall: where the frames that are not
+///   speech spread as a room of other talkers does (their 25th percentile
+///   level over 5 s more than 2.5 dB above their 5th), the floor follows
+///   the other talkers' lulls and their words stand out of it, so a frame
+///   must also stand four of those spreads above the 5th percentile to
+///   start speech, three to hold it. Steady noise, typing and a far end's
+///   echo leave this out.
+///
 /// Speech starts on two voiced frames of three, four strong frames in a
 /// row, or one strong frame soon after the last word, if it holds no
 /// transient or the sound around it lasts longer than a keystroke; it
@@ -58,6 +66,17 @@ public final class VoiceActivityDetector {
     /// Longer than a key's two clicks and their ring, in frames: sound this sustained is not typing.
     static let keyFrames = 4
     static let lookBack = 2
+    // A background that rises and falls as voices do.
+    /// How far its 25th percentile frame stands above its 5th, in dB, past which it counts as voices:
+    /// steady noise (white, pink, a fan, typing between keys) keeps within 1.5 dB, a room of talkers 3.5 to 5.
+    static let voicesSpread = 2.5
+    /// How many of those spreads above the background's 5th percentile a frame must stand to be speech there.
+    static let spreadsAboveVoices = 4.0
+    /// As many, fewer, for a frame to hold speech that has started.
+    static let holdSpreads = 3.0
+    /// A frame with more residual echo than this share of its power says nothing of the room's own
+    /// background; it does not count, and the background is not judged until 5 s have passed without one.
+    static let echoShareOfBackground = 0.05
 
     /// One frame's decision: whether it is speech, and how many frames
     /// before it an onset turned to speech as well.
@@ -92,6 +111,9 @@ public final class VoiceActivityDetector {
     @exclusivity(unchecked) private var filterState = [(Double, Double)](repeating: (0, 0), count: 3)
     @exclusivity(unchecked) private var periodicBuffer = [Float](repeating: 0, count: correlationWindow + longestLag)
     @exclusivity(unchecked) private var frames = 0
+    /// The levels of the last frames that were not speech.
+    @exclusivity(unchecked) private var background = BackgroundLevels()
+    @exclusivity(unchecked) private var framesWithoutEcho = BackgroundLevels.frames
 
     // Decision state.
     @exclusivity(unchecked) private var speaking = false
@@ -124,22 +146,31 @@ public final class VoiceActivityDetector {
         for index in 0..<(Self.analysisSize - hop) { recent[index] = recent[index + hop] }
         for index in 0..<hop { recent[Self.analysisSize - hop + index] = frame[index].isFinite ? frame[index] : 0 }
 
-        let (likelihood, snr, echoShare) = bandLikelihood(residualEcho: residualEcho)
+        let (likelihood, snr, echoShare, level) = bandLikelihood(residualEcho: residualEcho)
         // Measured on every frame, so its filter and history stay whole; but
         // where the echo the canceller left makes up much of the frame, its
         // periodicity may be the far end's: music and voices are periodic too.
         let measured = self.periodicity(frame)
         let periodicity = echoShare > Self.periodicEchoShare ? 0 : measured
-        let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr)
+        // In a room of other talkers the floor follows their lulls and every
+        // word of theirs stands out of it; only what stands above their own
+        // rise and fall is the talker's.
+        let (lull, typical) = background.percentiles()
+        let spread = typical - lull
+        framesWithoutEcho = echoShare > Self.echoShareOfBackground ? 0 : framesWithoutEcho + 1
+        let gateOff = spread <= Self.voicesSpread || framesWithoutEcho < BackgroundLevels.frames
+        let aboveVoices = gateOff || level > lull + (speaking ? Self.holdSpreads : Self.spreadsAboveVoices) * spread
+        let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr, aboveVoices: aboveVoices)
+        if !decision.speech && echoShare <= Self.echoShareOfBackground { background.add(level) }
         frames += 1
         return decision
     }
 
     /// Mean log-likelihood ratio over the bands, the frame's SNR in dB,
-    /// both against the noise floor and the residual echo, and the part of
-    /// the frame's power the residual echo makes up; then the noise floor
-    /// learns from what the frame holds beyond the echo.
-    private func bandLikelihood(residualEcho: UnsafeBufferPointer<Float>?) -> (Double, Double, Double) {
+    /// both against the noise floor and the residual echo, the part of
+    /// the frame's power the residual echo makes up, and the level in dB
+    /// of what it holds beyond the echo; then the noise floor learns from that.
+    private func bandLikelihood(residualEcho: UnsafeBufferPointer<Float>?) -> (Double, Double, Double, Double) {
         let edges = Self.bandEdges, bands = edges.count - 1
         for index in 0..<Self.analysisSize { padded[index] = recent[index] * window[index] }
         for index in Self.analysisSize..<Self.fftSize { padded[index] = 0 }
@@ -200,7 +231,8 @@ public final class VoiceActivityDetector {
                 noise[band] = max(noise[band], Self.noiseFloor)
             }
         }
-        return (likelihood, snr, echoTotal / (signalPower + 1e-20))
+        let level = 10 * log10(max(signalPower - echoTotal, 0) + 1e-20)
+        return (likelihood, snr, echoTotal / (signalPower + 1e-20), level)
     }
 
     /// The mean of `spectrum` (161 bins of 50 Hz) over this detector's bins
@@ -262,10 +294,10 @@ public final class VoiceActivityDetector {
         return loudest / (total / 10 + 1e-20)
     }
 
-    private func decide(likelihood: Double, periodicity: Float, crest: Double, snr: Double) -> Decision {
+    private func decide(likelihood: Double, periodicity: Float, crest: Double, snr: Double, aboveVoices: Bool) -> Decision {
         let click = crest > Self.clickCrest
-        let active = (likelihood > Self.activeRatio || periodicity > Self.activePeriodicity) && !click
-        let strong = likelihood > Self.strongRatio && !click
+        let active = (likelihood > Self.activeRatio || periodicity > Self.activePeriodicity) && !click && aboveVoices
+        let strong = likelihood > Self.strongRatio && !click && aboveVoices
         // What may start speech: a strong frame that holds no transient, or is clearly voiced.
         let steady = strong && (crest <= Self.onsetCrest || periodicity > Self.clearlyVoiced)
         let voiced = steady && periodicity > Self.voicedPeriodicity
@@ -316,4 +348,41 @@ public final class VoiceActivityDetector {
         previousDecisions[0] = previousDecisions[1]
         previousDecisions[1] = speech
     }
+}
+
+/// The levels of the last `frames` frames it was given, in half-decibel
+/// steps, for their percentiles: a histogram and the ring that says which
+/// level leaves it next. Made once; adding and reading allocate nothing.
+private struct BackgroundLevels {
+    /// Five seconds of 10 ms frames.
+    static let frames = 500
+    static let lowest = -160.0, step = 0.5, bins = 400
+    private var counts = [Int32](repeating: 0, count: bins)
+    private var ring = [Int16](repeating: 0, count: frames)
+    private var added = 0
+
+    mutating func add(_ level: Double) {
+        let bin = Int16(min(max(((level - Self.lowest) / Self.step).rounded(.down), 0), Double(Self.bins - 1)))
+        let slot = added % Self.frames
+        if added >= Self.frames { counts[Int(ring[slot])] -= 1 }
+        ring[slot] = bin
+        counts[Int(bin)] += 1
+        added += 1
+    }
+
+    /// The 5th and 25th percentile levels in dB; both at the lowest level while nothing was added.
+    func percentiles() -> (Double, Double) {
+        let held = min(added, Self.frames)
+        guard held > 0 else { return (Self.lowest, Self.lowest) }
+        let fifth = (held * 5 + 99) / 100, quarter = (held + 3) / 4
+        var seen = 0, low = -1
+        for bin in 0..<Self.bins {
+            seen += Int(counts[bin])
+            if low < 0 && seen >= fifth { low = bin }
+            if seen >= quarter { return (level(low), level(bin)) }
+        }
+        return (level(Self.bins - 1), level(Self.bins - 1))
+    }
+
+    private func level(_ bin: Int) -> Double { Self.lowest + (Double(bin) + 0.5) * Self.step }
 }
