@@ -28,7 +28,8 @@ public final class WakeSignal: @unchecked Sendable {
         if pending == 0 { sem_post(semaphore) }
     }
 
-    /// Waits until the signal is given or `seconds` pass; true when it was given.
+    /// Waits until the signal is given or `seconds` pass on the wall clock
+    /// (`sem_timedwait`'s); true when it was given.
     @discardableResult
     public func wait(seconds: Double) -> Bool {
         var deadline = timespec()
