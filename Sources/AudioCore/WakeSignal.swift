@@ -21,7 +21,7 @@ public final class WakeSignal: @unchecked Sendable {
     }
 
     /// Wakes the waiter, or the next wait if none waits now. Real-time
-    /// safe; one thread gives the signal.
+    /// safe; two threads giving it at once wake the waiter twice at most.
     public func signal() {
         var pending: Int32 = 0
         sem_getvalue(semaphore, &pending)

@@ -191,7 +191,7 @@ public final class MumbleRoom: VoiceNetwork, MumbleClientDelegate, @unchecked Se
     private func decodeLoop() {
         defer { decoderFinished.signal() }
         var scenes = session.scenesLoaded
-        // Taken afresh at every wake, into the same storage: with talkers, the loop wakes 500 times a second.
+        // Taken afresh at every wake, into the same storage: with talkers, the loop wakes with every block.
         var talkers: [RemoteTalker] = []
         var wait = Self.blockWait
         while running.load(ordering: .relaxed) {

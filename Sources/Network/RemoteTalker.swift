@@ -29,14 +29,14 @@ final class RemoteTalker: @unchecked Sendable {
     private let jitter: JitterBuffer
     private let decoder: OpusVoiceDecoder
     // Made once, and used in place 50 times a second: no array's copy-on-write checks in the decoder's loop.
-    private let opus = UnsafeMutableRawBufferPointer.allocate(byteCount: 1020, alignment: 16)
+    private let opus: UnsafeMutableRawBufferPointer
     /// A frame, and room after it for the rest of the longest packet (60 ms).
-    private let pcm = UnsafeMutableBufferPointer<Float>.allocate(capacity: 960 + 5760)
+    private let pcm: UnsafeMutableBufferPointer<Float>
     /// Samples at the start of `pcm` that the last packet left for the next frame.
     private var carried = 0
     /// The second half of the last frame, pushed when the stream wants it:
     /// the stream is topped up 10 ms at a time, which keeps it 5 ms shorter on average.
-    private let laterHalf = UnsafeMutableBufferPointer<Float>.allocate(capacity: 480)
+    private let laterHalf: UnsafeMutableBufferPointer<Float>
     private var laterHalfWaits = false
     // Under `lock`.
     private var arriving: SIMD3<Float>?
@@ -61,8 +61,11 @@ final class RemoteTalker: @unchecked Sendable {
         self.position = position
         jitter = JitterBuffer()
         decoder = try OpusVoiceDecoder()
+        opus = .allocate(byteCount: 1020, alignment: 16)
         opus.initializeMemory(as: UInt8.self, repeating: 0)
+        pcm = .allocate(capacity: 960 + 5760)
         pcm.initialize(repeating: 0)
+        laterHalf = .allocate(capacity: 480)
         laterHalf.initialize(repeating: 0)
     }
 
