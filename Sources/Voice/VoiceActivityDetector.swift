@@ -30,7 +30,8 @@ import Glibc
 ///   the other talkers' lulls and their words stand out of it, so a frame
 ///   must also stand four of those spreads above the 5th percentile to
 ///   start speech, three to hold it. Steady noise, typing and a far end's
-///   echo leave this out.
+///   echo leave this out; so does a detector given no residual echo, which
+///   cannot tell the far end's echo from the room.
 ///
 /// Speech starts on two voiced frames of three, four strong frames in a
 /// row, or one strong frame soon after the last word, if it holds no
@@ -76,6 +77,8 @@ public final class VoiceActivityDetector {
     static let holdSpreads = 3.0
     /// A frame with more residual echo than this share of its power says nothing of the room's own
     /// background; it does not count, and the background is not judged until 5 s have passed without one.
+    /// Without a canceller's word on the echo, a far end the microphone hears could be that background,
+    /// and it is never judged.
     static let echoShareOfBackground = 0.05
 
     /// One frame's decision: whether it is speech, and how many frames
@@ -157,7 +160,7 @@ public final class VoiceActivityDetector {
         // rise and fall is the talker's.
         let (lull, typical) = background.percentiles()
         let spread = typical - lull
-        framesWithoutEcho = echoShare > Self.echoShareOfBackground ? 0 : framesWithoutEcho + 1
+        framesWithoutEcho = residualEcho == nil || echoShare > Self.echoShareOfBackground ? 0 : framesWithoutEcho + 1
         let gateOff = spread <= Self.voicesSpread || framesWithoutEcho < BackgroundLevels.frames
         let aboveVoices = gateOff || level > lull + (speaking ? Self.holdSpreads : Self.spreadsAboveVoices) * spread
         let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr, aboveVoices: aboveVoices)
