@@ -33,14 +33,7 @@ import Testing
         // room has played past the end of the audio it carries, as a server would.
         let frame = OpusVoiceEncoder.frameSamples, seconds = 3
         let tone = Signals.sine(frequency: 1_000, frames: seconds * Room.sampleRate, amplitude: Float(Level.linear(fromDecibels: -12)))
-        let encoder = try OpusVoiceEncoder(bitrate: 40_000)
-        var bytes = [UInt8](repeating: 0, count: 1_275)
-        let packets = try stride(from: 0, to: tone.count, by: frame).map { start in
-            let length = try tone.withUnsafeBufferPointer { samples in
-                try bytes.withUnsafeMutableBufferPointer { try encoder.encode(UnsafeBufferPointer(rebasing: samples[start..<(start + frame)]), into: $0) }
-            }
-            return Array(bytes[..<length])
-        }
+        let packets = try OpusCodecTests.encode(tone, bitrate: 40_000)
 
         // The room played in real time, a block each 10 ms, as a device would take it.
         let block = RoomEngine.blockFrames, channels = session.live.channelCount

@@ -42,6 +42,15 @@ import Glibc
         return decisions
     }
 
+    /// Each frame within 300 ms of one `truth` calls speech: an onset elsewhere is spurious, as the corpus scorer counts.
+    static func nearSpeech(_ truth: [Bool]) -> [Bool] {
+        var near = [Bool](repeating: false, count: truth.count)
+        for (frame, talking) in truth.enumerated() where talking {
+            for index in max(0, frame - 30)..<min(truth.count, frame + 31) { near[index] = true }
+        }
+        return near
+    }
+
     static func onsets(_ decisions: [Bool]) -> [Int] {
         decisions.indices.filter { decisions[$0] && ($0 == 0 || !decisions[$0 - 1]) }
     }
@@ -136,10 +145,7 @@ import Glibc
         let typing = Self.typing(frames: speech.count, seed: 23)
         let decisions = Self.decisions(speech.indices.map { speech[$0] + level * typing[$0] })
         // As the corpus scorer counts: onsets more than 300 ms from any line.
-        var nearSpeech = [Bool](repeating: false, count: truth.count)
-        for (frame, talking) in truth.enumerated() where talking {
-            for near in max(0, frame - 30)..<min(truth.count, frame + 31) { nearSpeech[near] = true }
-        }
+        let nearSpeech = Self.nearSpeech(truth)
         let onsets = Self.onsets(decisions)
         let spurious = onsets.filter { !nearSpeech[$0] }
         #expect(spurious.count <= 2, "onsets in the typing alone, at frames \(spurious)")
@@ -189,10 +195,7 @@ import Glibc
         let room = try Self.babble(frames: speech.count)
         let decisions = Self.decisions(speech.indices.map { speech[$0] + level * room[$0] }, cancelled: true)
         // Frames more than 300 ms from any line, after the 200 ms the detector learns in: the room alone.
-        var nearSpeech = [Bool](repeating: false, count: truth.count)
-        for (frame, talking) in truth.enumerated() where talking {
-            for near in max(0, frame - 30)..<min(truth.count, frame + 31) { nearSpeech[near] = true }
-        }
+        let nearSpeech = Self.nearSpeech(truth)
         let alone = decisions.indices.filter { !nearSpeech[$0] && $0 >= 20 }
         let heldThroughRoom = Double(alone.filter { decisions[$0] }.count) / Double(alone.count)
         let spurious = Self.onsets(decisions).filter { !nearSpeech[$0] }
