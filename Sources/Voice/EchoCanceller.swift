@@ -46,6 +46,8 @@ public final class EchoCanceller {
     static let gainFloor: Float = 0.01
     static let reverberationHold: Float = 0.92
     static let nearTalkRatio: Float = 3
+    /// A quarter: a converged filter leaves 20-45 dB less than that of echo alone.
+    static let audibleNearRatio: Float = 0.25
     static let erleRising: Float = 0.1, erleFalling: Float = 0.02, erleFailing: Float = 0.5
     /// 300 Hz to 4 kHz, where the global decisions look.
     static let decisionBand = 6...80
@@ -67,6 +69,11 @@ public final class EchoCanceller {
     /// The microphone holds clearly more than the echo the filter predicts:
     /// someone near is talking over the far end.
     @exclusivity(unchecked) public private(set) var nearEndDominates = false
+    /// The filter's output holds more than a quarter of the echo it
+    /// predicts: far more than a converged filter leaves of echo alone, so
+    /// someone near is talking, even under an echo louder than they are;
+    /// unless the filter adds power, as when the echo path has changed.
+    @exclusivity(unchecked) public private(set) var nearEndAudible = false
     /// What the caller knows of the near end, for the block being suppressed.
     public enum NearEnd: Sendable {
         /// Nobody has judged: suppress only the echo the filter is estimated to leave.
@@ -521,6 +528,7 @@ public final class EchoCanceller {
         nearEndDominates = nearTalk
         // The filter adds power where it should remove it: it is misadjusted.
         let failing = errorSum > micSum && echoSum > 0.3 * micSum
+        nearEndAudible = !failing && errorSum > Self.audibleNearRatio * echoSum
         // Whatever it had learnt no longer holds: it converges anew.
         failingBlocks = failing ? failingBlocks + 1 : 0
         if failingBlocks >= Self.failedAfter { activeBlocks = 0 }

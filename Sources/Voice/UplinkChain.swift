@@ -67,12 +67,14 @@ public final class UplinkChain {
         var decision = echoCanceller?.withLinearOutput { detector.process($0, residualEcho: $1) }
             ?? detector.process(UnsafeBufferPointer(frame))
         // While the far end's echo may be arriving, a burst of speech
-        // counts once the canceller has learnt the echo path and the
-        // microphone holds clearly more than the echo it predicts, on a
-        // frame that itself sounds like speech: what the detector holds
-        // on to from the echo may be the far end's voice.
+        // counts once the canceller has learnt the echo path and its output
+        // holds clearly more than a converged filter leaves of the echo it
+        // predicts, on a frame that itself sounds like speech: what the
+        // detector holds on to from the echo may be the far end's voice.
+        // The output, not the microphone: a game's echo is often louder
+        // than the player, who must still be heard over it.
         if decision.speech, let echoCanceller {
-            let distinguishable = !echoCanceller.farEndActive || (echoCanceller.hasConverged && echoCanceller.nearEndDominates)
+            let distinguishable = !echoCanceller.farEndActive || (echoCanceller.hasConverged && echoCanceller.nearEndAudible)
             if !detectorSpeaking {
                 burstIsTalker = distinguishable
             } else if !burstIsTalker && decision.evident && distinguishable {

@@ -4,11 +4,14 @@ import Testing
 import Voice
 
 @Suite struct UplinkChainTests {
-    /// Runs the chain over `mic` with `far` as what was played; returns the uplink and the muted-talker events by frame.
-    static func run(mic: [Float], far: [Float], muted: Bool) throws -> (uplink: [Float], events: [(Int, MutedTalkerDetector.Change)]) {
+    /// Runs the chain over `mic` with `far` as what was played; returns the
+    /// uplink, the muted-talker events by frame, and each frame's final
+    /// speech decision (onsets claiming the frames before them).
+    static func run(mic: [Float], far: [Float], muted: Bool) throws
+        -> (uplink: [Float], events: [(Int, MutedTalkerDetector.Change)], speech: [Bool]) {
         let chain = try UplinkChain(echoCancellation: true)
         chain.muted = muted
-        var uplink = mic, events: [(Int, MutedTalkerDetector.Change)] = []
+        var uplink = mic, events: [(Int, MutedTalkerDetector.Change)] = [], speech: [Bool] = []
         let frames = mic.count / 160
         uplink.withUnsafeMutableBufferPointer { out in
             far.withUnsafeBufferPointer { reference in
@@ -16,10 +19,12 @@ import Voice
                     let range = (frame * 160)..<((frame + 1) * 160)
                     let result = chain.process(UnsafeMutableBufferPointer(rebasing: out[range]), reference: UnsafeBufferPointer(rebasing: reference[range]))
                     if let change = result.mutedTalker { events.append((frame, change)) }
+                    for back in 0..<result.backfilled { speech[speech.count - 1 - back] = true }
+                    speech.append(result.speech)
                 }
             }
         }
-        return (Array(uplink.prefix(frames * 160)), events)
+        return (Array(uplink.prefix(frames * 160)), events, speech)
     }
 
     /// A room's background that falls with frequency, 60 dB below full scale.
@@ -120,6 +125,40 @@ import Voice
         #expect(heard.count > 300)
         #expect(dead.count == 0, "\(dead.count) frames of exact zeros, the first at \(Double(dead.first ?? 0) / 100) s")
         #expect(Self.level(late, uplink) < -70, "the echo is not taken away")
+    }
+
+    /// The corpus's game-echo case, short: a game's music and fire played
+    /// through the speakers reach the microphone 6 dB louder than the
+    /// player's three lines, over a room's background. The chain finds each
+    /// line and starts no speech on the game alone. Before the burst gate
+    /// weighed the canceller's output rather than the microphone against
+    /// the echo it predicts, the player had to be louder than the game.
+    @Test func aPlayerUnderAGamesLouderEchoIsHeard() throws {
+        let (lines, lineTruth, lineStarts) = try VoiceActivityTests.lines()
+        let lead = 500
+        let near = [Float](repeating: 0, count: lead * 160) + lines
+        let truth = [Bool](repeating: false, count: lead) + lineTruth
+        let starts = lineStarts.map { $0 + lead }
+        let lute = try VoiceSignals.speech("lute"), fire = try VoiceSignals.speech("fire")
+        let far = near.indices.map { 0.6 * lute[$0 % lute.count] + 0.4 * fire[$0 % fire.count] }
+        var echo = VoiceSignals.echo(of: far, rt60: 0.4)
+        let talker = VoiceActivityTests.talkingLevel(lines, truth: lineTruth)
+        let scale = Float(talker * pow(10, 6.0 / 20) / Measure.rms(Array(echo[(lead * 160)...])))
+        echo = echo.map { $0 * scale }
+        let background = Self.background(frames: near.count, seed: 5)
+        let mic = near.indices.map { near[$0] + echo[$0] + background[$0] }
+        let speech = try Self.run(mic: mic, far: far, muted: false).speech
+        let nearSpeech = VoiceActivityTests.nearSpeech(truth)
+        // After the canceller's first 2 s of the game: the game alone, then the game with the lines.
+        let spurious = VoiceActivityTests.onsets(speech).filter { !nearSpeech[$0] && $0 >= 200 }
+        let latencies = VoiceActivityTests.onsetLatencies(speech, starts: starts)
+        let (precision, recall, f1) = VoiceActivityTests.score(Array(speech[200...]), truth: Array(truth[200...]))
+        print(String(format: "game echo 6 dB over the player: lines found %d of %d (onsets %@ ms), %d spurious onsets, F1 %.3f (precision %.3f, recall %.3f)",
+                     latencies.count, starts.count, latencies.map { String($0 * 10) }.joined(separator: ", "), spurious.count, f1, precision, recall))
+        #expect(latencies.count == starts.count, "lines found: \(latencies.count) of \(starts.count)")
+        #expect(spurious.count <= 1, "onsets on the game alone, at frames \(spurious)")
+        // Weighing the microphone: 1 line of 3 found, F1 0.32.
+        #expect(f1 >= 0.6, "F1 \(f1) (precision \(precision), recall \(recall))")
     }
 
     @Test func echoAloneRaisesNoMutedTalkerEvent() throws {
