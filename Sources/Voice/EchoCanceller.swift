@@ -11,8 +11,9 @@ import Glibc
 ///    42 partitions of 10 ms: a 0.42 s echo tail) models the echo path and
 ///    subtracts its estimate. A background filter adapts by proportionate,
 ///    power-normalised NLMS; a foreground copy produces the output and only
-///    takes the background's coefficients when they cancel better, so
-///    double talk cannot make the output diverge. Both filters are turned
+///    takes the background's coefficients when they cancel better, and not
+///    while a near talker is heard over the far end, so double talk cannot
+///    make the output diverge. Both filters are turned
 ///    each block by the clock drift measured between playback and capture,
 ///    which moves the echo path faster than adaptation follows.
 /// 2. A residual echo suppressor, per frequency bin, lowers what the
@@ -37,6 +38,8 @@ public final class EchoCanceller {
     static let regularisation: Float = 1e-8 * Float(partitions * fftSize)
     static let errorSmoothing: Float = 0.8
     static let copyBelow: Float = 0.7
+    /// One second of a near talker through which the foreground keeps its coefficients.
+    static let talkHoldBlocks = 100
     static let resetAbove: Float = 4
     // Residual echo suppressor.
     static let spectrumSmoothing: Float = 0.5
@@ -92,6 +95,8 @@ public final class EchoCanceller {
     /// Blocks in a row in which the filter added echo; `failedAfter` of them
     /// mean the echo path has changed, while double talk leaves no such run.
     @exclusivity(unchecked) private var failingBlocks = 0
+    /// Blocks in a row the foreground has kept its coefficients through a near talker.
+    @exclusivity(unchecked) private var blocksHeldForTalker = 0
     static let failedAfter = 10
 
     // Clock drift between playback and capture moves the echo path by a
@@ -266,9 +271,20 @@ public final class EchoCanceller {
         let a = Self.errorSmoothing
         backgroundError = a * backgroundError + (1 - a) * backgroundEnergy
         foregroundError = a * foregroundError + (1 - a) * foregroundEnergy
+        // A near talker over the far end looks to the background like echo
+        // it has not learnt: adapting to their voice, it may for a while
+        // cancel "better" by cancelling them, and a foreground that took
+        // that up would add echo until it converged anew. So once the
+        // filter has converged, the foreground keeps its coefficients from
+        // a block where the detector hears someone near and the output
+        // holds them, for as long as the detector does, up to
+        // `talkHoldBlocks`: an echo path that changed meanwhile is still taken up.
+        let talkOver = hasConverged && nearEnd == .talking && (nearEndAudible || blocksHeldForTalker > 0)
+        blocksHeldForTalker = talkOver ? blocksHeldForTalker + 1 : 0
+        let holdForTalker = talkOver && blocksHeldForTalker <= Self.talkHoldBlocks
         // Copied element by element: assigning arrays would share their
         // storage and allocate on the next write.
-        if backgroundError < Self.copyBelow * foregroundError {
+        if backgroundError < Self.copyBelow * foregroundError && !holdForTalker {
             _ = foreground.real.update(fromContentsOf: background.real)
             _ = foreground.imaginary.update(fromContentsOf: background.imaginary)
             _ = foregroundResidual.update(fromContentsOf: backgroundResidual)

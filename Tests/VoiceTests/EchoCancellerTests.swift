@@ -52,6 +52,44 @@ import Glibc
         #expect(snr >= 12, "near talker at \(snr) dB SNR, gain \(gain)")
     }
 
+    /// Double talk after the filter has converged: a near talker as loud as
+    /// the echo talks over the far end for 10 s, and the caller says so each
+    /// block, as the uplink's detector does. The filter's output less the
+    /// near talker and the noise is exactly what it leaves of the echo,
+    /// which must stay about as low as before the talker came.
+    @Test func aNearTalkerDoesNotUndoTheFilter() throws {
+        var far: [Float] = []
+        let seconds = 18, start = 8 * 16_000
+        while far.count < seconds * 16_000 { for name in ["announcer", "barkeep"] { far += try VoiceSignals.speech(name) } }
+        far = Array(far.prefix(seconds * 16_000))
+        let echo = VoiceSignals.echo(of: far)
+        var near = [Float](repeating: 0, count: start)
+        while near.count < far.count { near += try VoiceSignals.speech("vendor") }
+        near = Array(near.prefix(far.count))
+        let scale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])))
+        near = near.map { $0 * scale }
+        let noise = Signals.whiteNoise(frames: far.count, rms: 0.00005, seed: 7)
+        let canceller = EchoCanceller()
+        var residualEcho = [Float](repeating: 0, count: far.count)
+        var block = [Float](repeating: 0, count: 160)
+        for first in stride(from: 0, to: far.count, by: 160) {
+            for index in 0..<160 { block[index] = echo[first + index] + near[first + index] + noise[first + index] }
+            block.withUnsafeMutableBufferPointer { block in
+                far.withUnsafeBufferPointer { far in
+                    canceller.filter(block, reference: UnsafeBufferPointer(rebasing: far[first..<(first + 160)]))
+                }
+                canceller.withLinearOutput { output, _ in
+                    for index in 0..<160 { residualEcho[first + index] = output[index] - near[first + index] - noise[first + index] }
+                }
+                canceller.suppress(block, nearEnd: first >= start ? .talking : .silent)
+            }
+        }
+        let before = Self.erle(mic: echo, output: residualEcho, from: 4 * 16_000, to: start)
+        let during = Self.erle(mic: echo, output: residualEcho, from: start, to: far.count)
+        print(String(format: "linear filter's ERLE: %.1f dB on the far end alone, %.1f dB through double talk", before, during))
+        #expect(during >= before - 6, "ERLE \(during) dB through double talk, \(before) dB before it")
+    }
+
     /// Playback 80 ppm fast against capture, as between two sound cards:
     /// the echo path comes a sample earlier every 0.8 s, faster than the
     /// filter's adaptation follows by itself.

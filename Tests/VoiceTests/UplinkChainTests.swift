@@ -157,8 +157,9 @@ import Voice
                      latencies.count, starts.count, latencies.map { String($0 * 10) }.joined(separator: ", "), spurious.count, f1, precision, recall))
         #expect(latencies.count == starts.count, "lines found: \(latencies.count) of \(starts.count)")
         #expect(spurious.count <= 1, "onsets on the game alone, at frames \(spurious)")
-        // Weighing the microphone: 1 line of 3 found, F1 0.32.
-        #expect(f1 >= 0.6, "F1 \(f1) (precision \(precision), recall \(recall))")
+        // Weighing the microphone: 1 line of 3 found, F1 0.32; with the
+        // foreground taking the background's coefficients through the lines, 0.73.
+        #expect(f1 >= 0.76, "F1 \(f1) (precision \(precision), recall \(recall))")
     }
 
     @Test func echoAloneRaisesNoMutedTalkerEvent() throws {
