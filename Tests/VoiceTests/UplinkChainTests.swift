@@ -134,15 +134,12 @@ import Voice
     /// weighed the canceller's output rather than the microphone against
     /// the echo it predicts, the player had to be louder than the game.
     @Test func aPlayerUnderAGamesLouderEchoIsHeard() throws {
-        let (lines, lineTruth, lineStarts) = try VoiceActivityTests.lines()
         let lead = 500
-        let near = [Float](repeating: 0, count: lead * 160) + lines
-        let truth = [Bool](repeating: false, count: lead) + lineTruth
-        let starts = lineStarts.map { $0 + lead }
+        let (near, truth, starts) = try VoiceActivityTests.lines(after: lead)
         let lute = try VoiceSignals.speech("lute"), fire = try VoiceSignals.speech("fire")
         let far = near.indices.map { 0.6 * lute[$0 % lute.count] + 0.4 * fire[$0 % fire.count] }
         var echo = VoiceSignals.echo(of: far, rt60: 0.4)
-        let talker = VoiceActivityTests.talkingLevel(lines, truth: lineTruth)
+        let talker = VoiceActivityTests.talkingLevel(near, truth: truth)
         let scale = Float(talker * pow(10, 6.0 / 20) / Measure.rms(Array(echo[(lead * 160)...])))
         echo = echo.map { $0 * scale }
         let background = Self.background(frames: near.count, seed: 5)

@@ -7,11 +7,11 @@ import Glibc
 #endif
 
 @Suite struct VoiceActivityTests {
-    /// Three spoken lines with pauses after a second of silence, and the
-    /// truth per 10 ms frame as the shared corpus labels it: clean speech
-    /// within 40 dB of its loudest frame.
-    static func lines() throws -> (speech: [Float], truth: [Bool], starts: [Int]) {
-        var speech = [Float](repeating: 0, count: 16_000), starts: [Int] = []
+    /// Three spoken lines with pauses after a second of silence and `lead`
+    /// frames more, and the truth per 10 ms frame as the shared corpus
+    /// labels it: clean speech within 40 dB of its loudest frame.
+    static func lines(after lead: Int = 0) throws -> (speech: [Float], truth: [Bool], starts: [Int]) {
+        var speech = [Float](repeating: 0, count: 16_000 + lead * 160), starts: [Int] = []
         for name in ["barkeep", "announcer", "vendor"] {
             let line = try VoiceSignals.speech(name)
             starts.append((speech.count + line.firstIndex { abs($0) > 0.005 }!) / 160)
@@ -186,12 +186,8 @@ import Glibc
     /// would, but the detector finds the lines, not them: it does not hold
     /// speech through the room.
     @Test func aRoomOfOtherTalkersIsNotTheTalker() throws {
-        let (lines, lineTruth, lineStarts) = try Self.lines()
-        let lead = 400
-        let speech = [Float](repeating: 0, count: lead * 160) + lines
-        let truth = [Bool](repeating: false, count: lead) + lineTruth
-        let starts = lineStarts.map { $0 + lead }
-        let level = Float(Self.talkingLevel(lines, truth: lineTruth) * pow(10, -20.0 / 20))
+        let (speech, truth, starts) = try Self.lines(after: 400)
+        let level = Float(Self.talkingLevel(speech, truth: truth) * pow(10, -20.0 / 20))
         let room = try Self.babble(frames: speech.count)
         let decisions = Self.decisions(speech.indices.map { speech[$0] + level * room[$0] }, cancelled: true)
         // Frames more than 300 ms from any line, after the 200 ms the detector learns in: the room alone.
