@@ -21,11 +21,12 @@ import Glibc
 ///    while only the far end talks, keeps a decaying hold of the residual
 ///    echo for the room's reverberation, and treats bins where the filter
 ///    plainly fails (right after the echo path changes) as echo alone, and
-///    all of it as echo while a detector says nobody near talks. Its
-///    gains are applied as a short zero-phase filter inside the current
-///    block, which adds no delay. What it takes away of the room's own
-///    background comes back as comfort noise of the same level and
-///    spectrum, so the line never goes dead between words.
+///    all of it as echo while a detector says nobody near talks, or hears
+///    someone it cannot yet tell from the echo in an output that holds no
+///    more than echo. Its gains are applied as a short zero-phase filter
+///    inside the current block, which adds no delay. What it takes away of
+///    the room's own background comes back as comfort noise of the same
+///    level and spectrum, so the line never goes dead between words.
 public final class EchoCanceller {
     /// Samples in one block: 10 ms at 16 kHz.
     public static let blockSize = 160
@@ -51,6 +52,8 @@ public final class EchoCanceller {
     static let nearTalkRatio: Float = 3
     /// A quarter: a converged filter leaves 20-45 dB less than that of echo alone.
     static let audibleNearRatio: Float = 0.25
+    /// About -7.4 dB: 0.12 (-9.2 dB) still let a small loudspeaker's distorted echo through.
+    static let echoOnlyRatio: Float = 0.18
     static let erleRising: Float = 0.1, erleFalling: Float = 0.02, erleFailing: Float = 0.5
     /// 300 Hz to 4 kHz, where the global decisions look.
     static let decisionBand = 6...80
@@ -77,6 +80,12 @@ public final class EchoCanceller {
     /// someone near is talking, even under an echo louder than they are;
     /// unless the filter adds power, as when the echo path has changed.
     @exclusivity(unchecked) public private(set) var nearEndAudible = false
+    /// The output holds no more than echo: under `echoOnlyRatio` of the echo
+    /// the filter predicts, which what a small loudspeaker's distortion
+    /// leaves of speech stays under and a talker's voice soon rises above;
+    /// or the filter is still learning and the microphone holds little
+    /// beyond the echo. Never while the filter adds power.
+    @exclusivity(unchecked) public private(set) var outputHoldsOnlyEcho = false
     /// What the caller knows of the near end, for the block being suppressed.
     public enum NearEnd: Sendable {
         /// Nobody has judged: suppress only the echo the filter is estimated to leave.
@@ -85,6 +94,9 @@ public final class EchoCanceller {
         case silent
         /// A detector hears someone near talking.
         case talking
+        /// A detector hears someone, but nothing yet tells them from the
+        /// echo: while the output holds no more than echo, it is echo.
+        case unconfirmed
     }
     /// The near end as the last `suppress` was told it.
     @exclusivity(unchecked) private var nearEnd = NearEnd.unknown
@@ -279,7 +291,7 @@ public final class EchoCanceller {
         // a block where the detector hears someone near and the output
         // holds them, for as long as the detector does, up to
         // `talkHoldBlocks`: an echo path that changed meanwhile is still taken up.
-        let talkOver = hasConverged && nearEnd == .talking && (nearEndAudible || blocksHeldForTalker > 0)
+        let talkOver = hasConverged && (nearEnd == .talking || nearEnd == .unconfirmed) && (nearEndAudible || blocksHeldForTalker > 0)
         blocksHeldForTalker = talkOver ? blocksHeldForTalker + 1 : 0
         let holdForTalker = talkOver && blocksHeldForTalker <= Self.talkHoldBlocks
         // Copied element by element: assigning arrays would share their
@@ -300,12 +312,13 @@ public final class EchoCanceller {
 
     /// The second half of a block: `mic`, as `filter` left it, becomes the
     /// output. With `nearEnd` `.silent` (a detector hears nobody near)
-    /// while the far end plays, all that the filter left is taken as echo,
-    /// and only comfort noise remains.
+    /// while the far end plays, or `.unconfirmed` while the output holds no
+    /// more than echo, all that the filter left is taken as echo, and only
+    /// comfort noise remains.
     public func suppress(_ mic: UnsafeMutableBufferPointer<Float>, nearEnd: NearEnd) {
         precondition(mic.count == Self.blockSize, "one 10 ms block at 16 kHz")
         self.nearEnd = nearEnd
-        let echoAlone = nearEnd == .silent && farEndActive
+        let echoAlone = farEndActive && (nearEnd == .silent || (nearEnd == .unconfirmed && outputHoldsOnlyEcho))
         for bin in 0..<Self.bins {
             let echoOnly = echoAlone
                 || (micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin])
@@ -545,6 +558,7 @@ public final class EchoCanceller {
         // The filter adds power where it should remove it: it is misadjusted.
         let failing = errorSum > micSum && echoSum > 0.3 * micSum
         nearEndAudible = !failing && errorSum > Self.audibleNearRatio * echoSum
+        outputHoldsOnlyEcho = !failing && (errorSum < Self.echoOnlyRatio * echoSum || (!hasConverged && !nearTalk))
         // Whatever it had learnt no longer holds: it converges anew.
         failingBlocks = failing ? failingBlocks + 1 : 0
         if failingBlocks >= Self.failedAfter { activeBlocks = 0 }

@@ -42,6 +42,11 @@ public final class UplinkChain {
     /// burst began where the talker could be told from the echo.
     @exclusivity(unchecked) private var detectorSpeaking = false
     @exclusivity(unchecked) private var burstIsTalker = false
+    /// Frames since the detector last spoke in a burst counted as the
+    /// talker's; a burst within `talkerCarriesFrames` (2 s) of it is theirs
+    /// to the echo suppressor.
+    @exclusivity(unchecked) private var framesSinceTalker = UplinkChain.talkerCarriesFrames
+    static let talkerCarriesFrames = 200
 
     /// A chain that starts with echo cancellation on or off. Throws when SpeexDSP cannot make the
     /// noise suppressor.
@@ -86,10 +91,15 @@ public final class UplinkChain {
             decision = VoiceActivityDetector.Decision(speech: false, backfilled: 0)
         }
         // Residual suppression takes all the filter left for echo where the
-        // detector itself hears nobody: its own decision, not the burst
-        // gate's, which may hold back a talker it cannot yet tell from the
-        // echo but must not have them cut away.
-        echoCanceller?.suppress(frame, nearEnd: detectorSpeaking ? .talking : .silent)
+        // detector itself hears nobody, and where it hears a burst the gate
+        // has not counted while the output holds no more than echo: the
+        // echo's own bursts, which would otherwise pass. A burst soon after
+        // the talker's is taken as theirs: the quiet start of a word would
+        // be cut before their voice rises above the echo.
+        framesSinceTalker = detectorSpeaking && burstIsTalker ? 0 : min(framesSinceTalker + 1, Self.talkerCarriesFrames)
+        let nearEnd: EchoCanceller.NearEnd = !detectorSpeaking ? .silent
+            : burstIsTalker || framesSinceTalker < Self.talkerCarriesFrames ? .talking : .unconfirmed
+        echoCanceller?.suppress(frame, nearEnd: nearEnd)
         noiseSuppressor.process(frame)
         gain.process(frame, speech: decision.speech)
         let change = mutedTalker.update(speech: decision.speech, muted: muted)
