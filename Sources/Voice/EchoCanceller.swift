@@ -19,7 +19,8 @@ import Glibc
 /// 2. A residual echo suppressor, per frequency bin, lowers what the
 ///    filter leaves. It tracks the filter's echo return loss enhancement
 ///    while only the far end talks, keeps a decaying hold of the residual
-///    echo for the room's reverberation, and treats bins where the filter
+///    echo for the room's reverberation (over a talker, once the filter has
+///    held for a second, only half of it), and treats bins where the filter
 ///    plainly fails (right after the echo path changes) as echo alone, and
 ///    all of it as echo while a detector says nobody near talks, or hears
 ///    someone it cannot yet tell from the echo in an output that holds no
@@ -47,6 +48,16 @@ public final class EchoCanceller {
     static let echoDominated: Float = 3
     static let failingFilter: Float = 0.7
     static let overSubtraction: Float = 4
+    /// Over a talker the filter has long held: half the residual estimated.
+    /// A noisy room makes the estimate high, and four times it cut the
+    /// talker's weaker bins.
+    static let talkerOverSubtraction: Float = 0.5
+    /// One second without the filter adding power.
+    static let settledBlocks = 100
+    /// The correlation of the output's log spectrum with the echo
+    /// estimate's, over the decision band, above which the filter's
+    /// misadjustment rather than a talker fills the output.
+    static let echoShapedAbove: Float = 0.8
     static let gainFloor: Float = 0.01
     static let reverberationHold: Float = 0.92
     static let nearTalkRatio: Float = 3
@@ -86,6 +97,12 @@ public final class EchoCanceller {
     /// or the filter is still learning and the microphone holds little
     /// beyond the echo. Never while the filter adds power.
     @exclusivity(unchecked) public private(set) var outputHoldsOnlyEcho = false
+    /// The output's log spectrum follows the echo estimate's (correlation
+    /// over `echoShapedAbove`): what fills it is the echo the filter
+    /// misjudges, as after the echo path changed, more than a voice of its own.
+    @exclusivity(unchecked) private var outputShapedLikeEcho = false
+    /// Blocks since the filter last added power.
+    @exclusivity(unchecked) private var blocksSinceFailing = 0
     /// What the caller knows of the near end, for the block being suppressed.
     public enum NearEnd: Sendable {
         /// Nobody has judged: suppress only the echo the filter is estimated to leave.
@@ -319,11 +336,17 @@ public final class EchoCanceller {
         precondition(mic.count == Self.blockSize, "one 10 ms block at 16 kHz")
         self.nearEnd = nearEnd
         let echoAlone = farEndActive && (nearEnd == .silent || (nearEnd == .unconfirmed && outputHoldsOnlyEcho))
+        // A talker over a filter that has held for a second, in an output
+        // that is not the echo's shape, keeps more of their voice: half the
+        // estimated residual is taken away, not four times it. Right after
+        // the echo path moves, its echo fills the output in the echo's shape.
+        let talkerOverHeldFilter = nearEnd == .talking && blocksSinceFailing > Self.settledBlocks && !outputShapedLikeEcho
         for bin in 0..<Self.bins {
             let echoOnly = echoAlone
                 || (micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin])
             let residual = echoOnly ? errorPower[bin] : residualHold[bin]
-            power[bin] = max(Self.gainFloor, 1 - Self.overSubtraction * residual / (errorPower[bin] + 1e-12))
+            let overSubtraction = talkerOverHeldFilter && !echoOnly ? Self.talkerOverSubtraction : Self.overSubtraction
+            power[bin] = max(Self.gainFloor, 1 - overSubtraction * residual / (errorPower[bin] + 1e-12))
         }
         Self.smoothAcrossBins(power, into: gains)
         applyGains(to: mic)
@@ -547,11 +570,23 @@ public final class EchoCanceller {
         updatePower(echoPower, previous: previousEcho, current: UnsafeBufferPointer(foregroundEcho))
 
         var micSum: Float = 0, errorSum: Float = 0, echoSum: Float = 0
+        // Sums for the correlation of the output's and the echo's log spectra.
+        var e: Float = 0, x: Float = 0, ee: Float = 0, xx: Float = 0, ex: Float = 0
         for bin in Self.decisionBand {
             micSum += micPower[bin]
             errorSum += errorPower[bin]
             echoSum += echoPower[bin]
+            let output = log(errorPower[bin] + 1e-12), echo = log(echoPower[bin] + 1e-12)
+            e += output
+            x += echo
+            ee += output * output
+            xx += echo * echo
+            ex += output * echo
         }
+        let count = Float(Self.decisionBand.count)
+        let covariance = ex / count - e * x / (count * count)
+        let spread = ((ee / count - e * e / (count * count)) * (xx / count - x * x / (count * count))).squareRoot()
+        outputShapedLikeEcho = covariance > Self.echoShapedAbove * spread
         let farActive = echoSum > 1e-6
         let nearTalk = micSum / (echoSum + 1e-10) > Self.nearTalkRatio
         nearEndDominates = nearTalk
@@ -561,6 +596,7 @@ public final class EchoCanceller {
         outputHoldsOnlyEcho = !failing && (errorSum < Self.echoOnlyRatio * echoSum || (!hasConverged && !nearTalk))
         // Whatever it had learnt no longer holds: it converges anew.
         failingBlocks = failing ? failingBlocks + 1 : 0
+        blocksSinceFailing = failing ? 0 : min(blocksSinceFailing + 1, Self.settledBlocks + 1)
         if failingBlocks >= Self.failedAfter { activeBlocks = 0 }
         if farActive && (failing || !nearTalk) {
             for bin in 0..<bins where failing || micPower[bin] < Self.echoDominated * echoPower[bin] {

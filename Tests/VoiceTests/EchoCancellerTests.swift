@@ -33,6 +33,14 @@ import Glibc
         #expect(erle >= 35, "ERLE \(erle) dB after 2 s")
     }
 
+    /// The near talker in `heard` against everything else, at the gain that
+    /// best matches them (the corpus scorer's near SNR), in dB, and that gain.
+    static func nearSNR(heard: [Float], talker: [Float]) -> (snr: Double, gain: Double) {
+        let gain = zip(heard, talker).reduce(0.0) { $0 + Double($1.0 * $1.1) } / talker.reduce(0.0) { $0 + Double($1 * $1) }
+        let error = zip(heard, talker).reduce(0.0) { $0 + pow(Double($1.0) - gain * Double($1.1), 2) }
+        return (10 * log10(talker.reduce(0.0) { $0 + pow(gain * Double($1), 2) } / error), gain)
+    }
+
     @Test func theNearTalkerSurvivesDoubleTalk() throws {
         let far = try VoiceSignals.speech("announcer")
         var near = [Float](repeating: 0, count: far.count)
@@ -45,10 +53,7 @@ import Glibc
         let mic = (0..<far.count).map { echo[$0] + near[$0] }
         let output = VoiceSignals.cancel(mic: mic, far: far)
         // The near talker against everything else, at the best gain: the corpus scorer's measure.
-        let talker = Array(near[start..<end]), heard = Array(output[start..<end])
-        let gain = zip(heard, talker).reduce(0.0) { $0 + Double($1.0 * $1.1) } / talker.reduce(0.0) { $0 + Double($1 * $1) }
-        let error = zip(heard, talker).reduce(0.0) { $0 + pow(Double($1.0) - gain * Double($1.1), 2) }
-        let snr = 10 * log10(talker.reduce(0.0) { $0 + pow(gain * Double($1), 2) } / error)
+        let (snr, gain) = Self.nearSNR(heard: Array(output[start..<end]), talker: Array(near[start..<end]))
         #expect(snr >= 12, "near talker at \(snr) dB SNR, gain \(gain)")
     }
 
@@ -88,6 +93,43 @@ import Glibc
         let during = Self.erle(mic: echo, output: residualEcho, from: start, to: far.count)
         print(String(format: "linear filter's ERLE: %.1f dB on the far end alone, %.1f dB through double talk", before, during))
         #expect(during >= before - 6, "ERLE \(during) dB through double talk, \(before) dB before it")
+    }
+
+    /// As the corpus's `dt_enr5_fan`: a game's music and fire through a
+    /// small loudspeaker in a room of RT60 0.6 s, and from 8 s a near talker
+    /// 5 dB under its echo, whom the caller says it hears, over a fan 15 dB
+    /// under them. Over a filter that has held for seconds, in an output not
+    /// shaped like the echo, the suppressor takes the residual it estimates
+    /// as it is, not four times over: the talker comes out at over 5.5 dB SNR
+    /// against all else, at the best gain (the corpus scorer's measure);
+    /// four times over kept 4.7 dB, and 0.63 of their level against 0.80.
+    @Test func aTalkerOverAFilterThatHoldsKeepsTheirVoice() throws {
+        let seconds = 18, start = 8 * 16_000
+        let lute = try VoiceSignals.speech("lute"), fire = try VoiceSignals.speech("fire")
+        let far = (0..<(seconds * 16_000)).map { 0.6 * lute[$0 % lute.count] + 0.4 * fire[$0 % fire.count] }
+        let echo = VoiceSignals.echo(of: UplinkChainTests.loudspeaker(far), rt60: 0.6)
+        var near = [Float](repeating: 0, count: start)
+        while near.count < far.count { near += try VoiceSignals.speech("vendor") }
+        near = Array(near.prefix(far.count))
+        let scale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])) / 1.78)
+        near = near.map { $0 * scale }
+        // A fan's noise, 15 dB under the talker.
+        let noise = Signals.whiteNoise(frames: far.count, rms: Float(Measure.rms(Array(near[start...])) / 5.6), seed: 3)
+        let canceller = EchoCanceller()
+        var output = [Float](repeating: 0, count: far.count), block = [Float](repeating: 0, count: 160)
+        for first in stride(from: 0, to: far.count, by: 160) {
+            for index in 0..<160 { block[index] = echo[first + index] + near[first + index] + noise[first + index] }
+            block.withUnsafeMutableBufferPointer { block in
+                far.withUnsafeBufferPointer { far in
+                    canceller.filter(block, reference: UnsafeBufferPointer(rebasing: far[first..<(first + 160)]))
+                }
+                canceller.suppress(block, nearEnd: first >= start ? .talking : .silent)
+            }
+            for index in 0..<160 { output[first + index] = block[index] }
+        }
+        let (snr, gain) = Self.nearSNR(heard: Array(output[start...]), talker: Array(near[start...]))
+        print(String(format: "talker over a game's echo after suppression: %.1f dB SNR, gain %.2f", snr, gain))
+        #expect(snr > 5.5, "near talker at \(snr) dB SNR, gain \(gain)")
     }
 
     /// Playback 80 ppm fast against capture, as between two sound cards:
