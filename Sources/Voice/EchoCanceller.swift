@@ -96,11 +96,7 @@ public final class EchoCanceller {
     /// leaves of speech stays under and a talker's voice soon rises above;
     /// or the filter is still learning and the microphone holds little
     /// beyond the echo. Never while the filter adds power.
-    @exclusivity(unchecked) public private(set) var outputHoldsOnlyEcho = false
-    /// The output's log spectrum follows the echo estimate's (correlation
-    /// over `echoShapedAbove`): what fills it is the echo the filter
-    /// misjudges, as after the echo path changed, more than a voice of its own.
-    @exclusivity(unchecked) private var outputShapedLikeEcho = false
+    @exclusivity(unchecked) private var outputHoldsOnlyEcho = false
     /// Blocks since the filter last added power.
     @exclusivity(unchecked) private var blocksSinceFailing = 0
     /// What the caller knows of the near end, for the block being suppressed.
@@ -340,7 +336,7 @@ public final class EchoCanceller {
         // that is not the echo's shape, keeps more of their voice: half the
         // estimated residual is taken away, not four times it. Right after
         // the echo path moves, its echo fills the output in the echo's shape.
-        let talkerOverHeldFilter = nearEnd == .talking && blocksSinceFailing > Self.settledBlocks && !outputShapedLikeEcho
+        let talkerOverHeldFilter = nearEnd == .talking && blocksSinceFailing > Self.settledBlocks && !outputShapedLikeEcho()
         for bin in 0..<Self.bins {
             let echoOnly = echoAlone
                 || (micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin])
@@ -570,23 +566,11 @@ public final class EchoCanceller {
         updatePower(echoPower, previous: previousEcho, current: UnsafeBufferPointer(foregroundEcho))
 
         var micSum: Float = 0, errorSum: Float = 0, echoSum: Float = 0
-        // Sums for the correlation of the output's and the echo's log spectra.
-        var e: Float = 0, x: Float = 0, ee: Float = 0, xx: Float = 0, ex: Float = 0
         for bin in Self.decisionBand {
             micSum += micPower[bin]
             errorSum += errorPower[bin]
             echoSum += echoPower[bin]
-            let output = log(errorPower[bin] + 1e-12), echo = log(echoPower[bin] + 1e-12)
-            e += output
-            x += echo
-            ee += output * output
-            xx += echo * echo
-            ex += output * echo
         }
-        let count = Float(Self.decisionBand.count)
-        let covariance = ex / count - e * x / (count * count)
-        let spread = ((ee / count - e * e / (count * count)) * (xx / count - x * x / (count * count))).squareRoot()
-        outputShapedLikeEcho = covariance > Self.echoShapedAbove * spread
         let farActive = echoSum > 1e-6
         let nearTalk = micSum / (echoSum + 1e-10) > Self.nearTalkRatio
         nearEndDominates = nearTalk
@@ -608,6 +592,26 @@ public final class EchoCanceller {
         for bin in 0..<bins {
             residualHold[bin] = max(echoPower[bin] / exp(logERLE[bin]), Self.reverberationHold * residualHold[bin])
         }
+    }
+
+    /// The output's log spectrum follows the echo estimate's over the
+    /// decision band (correlation over `echoShapedAbove`): what fills it is
+    /// the echo the filter misjudges, as after the echo path changed, more
+    /// than a voice of its own.
+    private func outputShapedLikeEcho() -> Bool {
+        var e: Float = 0, x: Float = 0, ee: Float = 0, xx: Float = 0, ex: Float = 0
+        for bin in Self.decisionBand {
+            let output = log(errorPower[bin] + 1e-12), echo = log(echoPower[bin] + 1e-12)
+            e += output
+            x += echo
+            ee += output * output
+            xx += echo * echo
+            ex += output * echo
+        }
+        let count = Float(Self.decisionBand.count)
+        let covariance = ex / count - e * x / (count * count)
+        let spread = ((ee / count - e * e / (count * count)) * (xx / count - x * x / (count * count))).squareRoot()
+        return covariance > Self.echoShapedAbove * spread
     }
 
     /// Follows the background of the linear output: the minimum it keeps
