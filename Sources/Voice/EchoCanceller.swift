@@ -19,8 +19,8 @@ import Glibc
 /// 2. A residual echo suppressor, per frequency bin, lowers what the
 ///    filter leaves. It tracks the filter's echo return loss enhancement
 ///    while only the far end talks, keeps a decaying hold of the residual
-///    echo for the room's reverberation (over a talker, once the filter has
-///    held for a second, only half of it), and treats bins where the filter
+///    echo for the room's reverberation (over a talker in an output that
+///    does not follow the echo estimate, only half of it), and treats bins where the filter
 ///    plainly fails (right after the echo path changes) as echo alone, and
 ///    all of it as echo while a detector says nobody near talks, or hears
 ///    someone it cannot yet tell from the echo in an output that holds no
@@ -48,12 +48,18 @@ public final class EchoCanceller {
     static let echoDominated: Float = 3
     static let failingFilter: Float = 0.7
     static let overSubtraction: Float = 4
-    /// Over a talker the filter has long held: half the residual estimated.
-    /// A noisy room makes the estimate high, and four times it cut the
-    /// talker's weaker bins.
+    /// Over a talker the output holds apart from the echo: half the
+    /// residual estimated. A noisy room makes the estimate high, and four
+    /// times it cut the talker's weaker bins.
     static let talkerOverSubtraction: Float = 0.5
-    /// One second without the filter adding power.
-    static let settledBlocks = 100
+    /// The mean magnitude-squared coherence of the output with the echo
+    /// estimate over the decision band, past which the output carries the
+    /// echo the filter misjudges, as after the echo path moved (there, half
+    /// the blocks a fooled detector calls talk are over 0.7, nine in ten over
+    /// 0.5), rather than a talker (median 0.1 to 0.2, nine in ten under 0.4).
+    static let echoCoherentAbove: Float = 0.4
+    /// How much of the last block's cross- and auto-spectra the coherence keeps: about 50 ms.
+    static let coherenceSmoothing: Float = 0.8
     /// The correlation of the output's log spectrum with the echo
     /// estimate's, over the decision band, above which the filter's
     /// misadjustment rather than a talker fills the output.
@@ -97,8 +103,8 @@ public final class EchoCanceller {
     /// or the filter is still learning and the microphone holds little
     /// beyond the echo. Never while the filter adds power.
     @exclusivity(unchecked) private var outputHoldsOnlyEcho = false
-    /// Blocks since the filter last added power.
-    @exclusivity(unchecked) private var blocksSinceFailing = 0
+    /// The output's coherence with the echo estimate, over the decision band.
+    @exclusivity(unchecked) private var echoCoherence: Float = 0
     /// What the caller knows of the near end, for the block being suppressed.
     public enum NearEnd: Sendable {
         /// Nobody has judged: suppress only the echo the filter is estimated to leave.
@@ -184,6 +190,14 @@ public final class EchoCanceller {
     private let backgroundResidual: UnsafeMutableBufferPointer<Float>
     private let foregroundResidual: UnsafeMutableBufferPointer<Float>
     private let power: UnsafeMutableBufferPointer<Float>
+    /// The output's spectrum for this block, and the smoothed cross-spectrum
+    /// of output and echo estimate and their power spectra, for their coherence.
+    private let outputReal: UnsafeMutableBufferPointer<Float>
+    private let outputImaginary: UnsafeMutableBufferPointer<Float>
+    private let crossReal: UnsafeMutableBufferPointer<Float>
+    private let crossImaginary: UnsafeMutableBufferPointer<Float>
+    private let outputAuto: UnsafeMutableBufferPointer<Float>
+    private let echoAuto: UnsafeMutableBufferPointer<Float>
     private let gains: UnsafeMutableBufferPointer<Float>
     private let smoothed: UnsafeMutableBufferPointer<Float>
     private let filterReal: UnsafeMutableBufferPointer<Float>
@@ -223,6 +237,12 @@ public final class EchoCanceller {
         backgroundResidual = storage.zeroed(Self.blockSize)
         foregroundResidual = storage.zeroed(Self.blockSize)
         power = storage.zeroed(Self.bins)
+        outputReal = storage.zeroed(Self.bins)
+        outputImaginary = storage.zeroed(Self.bins)
+        crossReal = storage.zeroed(Self.bins)
+        crossImaginary = storage.zeroed(Self.bins)
+        outputAuto = storage.zeroed(Self.bins)
+        echoAuto = storage.zeroed(Self.bins)
         gains = storage.zeroed(Self.bins)
         smoothed = storage.zeroed(Self.bins)
         filterReal = storage.zeroed(Self.bins)
@@ -332,16 +352,17 @@ public final class EchoCanceller {
         precondition(mic.count == Self.blockSize, "one 10 ms block at 16 kHz")
         self.nearEnd = nearEnd
         let echoAlone = farEndActive && (nearEnd == .silent || (nearEnd == .unconfirmed && outputHoldsOnlyEcho))
-        // A talker over a filter that has held for a second, in an output
-        // that is not the echo's shape, keeps more of their voice: half the
-        // estimated residual is taken away, not four times it. Right after
-        // the echo path moves, its echo fills the output in the echo's shape.
-        let talkerOverHeldFilter = nearEnd == .talking && blocksSinceFailing > Self.settledBlocks && !outputShapedLikeEcho()
+        // A talker in an output that neither follows the echo estimate
+        // (coherence) nor takes its shape keeps more of their voice: half
+        // the estimated residual is taken away, not four times it. Right
+        // after the echo path moves, its echo follows the estimate, or fills
+        // the output in its shape where the room's noise blurs the coherence.
+        let talkerApartFromEcho = nearEnd == .talking && echoCoherence < Self.echoCoherentAbove && !outputShapedLikeEcho()
         for bin in 0..<Self.bins {
             let echoOnly = echoAlone
                 || (micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin])
             let residual = echoOnly ? errorPower[bin] : residualHold[bin]
-            let overSubtraction = talkerOverHeldFilter && !echoOnly ? Self.talkerOverSubtraction : Self.overSubtraction
+            let overSubtraction = talkerApartFromEcho && !echoOnly ? Self.talkerOverSubtraction : Self.overSubtraction
             power[bin] = max(Self.gainFloor, 1 - overSubtraction * residual / (errorPower[bin] + 1e-12))
         }
         Self.smoothAcrossBins(power, into: gains)
@@ -563,7 +584,10 @@ public final class EchoCanceller {
         let bins = Self.bins
         updatePower(micPower, previous: previousMic, current: UnsafeBufferPointer(mic))
         updatePower(errorPower, previous: previousError, current: UnsafeBufferPointer(foregroundResidual))
+        _ = outputReal.update(fromContentsOf: spectrumReal)
+        _ = outputImaginary.update(fromContentsOf: spectrumImaginary)
         updatePower(echoPower, previous: previousEcho, current: UnsafeBufferPointer(foregroundEcho))
+        measureEchoCoherence()
 
         var micSum: Float = 0, errorSum: Float = 0, echoSum: Float = 0
         for bin in Self.decisionBand {
@@ -580,7 +604,6 @@ public final class EchoCanceller {
         outputHoldsOnlyEcho = !failing && (errorSum < Self.echoOnlyRatio * echoSum || (!hasConverged && !nearTalk))
         // Whatever it had learnt no longer holds: it converges anew.
         failingBlocks = failing ? failingBlocks + 1 : 0
-        blocksSinceFailing = failing ? 0 : min(blocksSinceFailing + 1, Self.settledBlocks + 1)
         if failingBlocks >= Self.failedAfter { activeBlocks = 0 }
         if farActive && (failing || !nearTalk) {
             for bin in 0..<bins where failing || micPower[bin] < Self.echoDominated * echoPower[bin] {
@@ -592,6 +615,24 @@ public final class EchoCanceller {
         for bin in 0..<bins {
             residualHold[bin] = max(echoPower[bin] / exp(logERLE[bin]), Self.reverberationHold * residualHold[bin])
         }
+    }
+
+    /// The mean over the decision band of the output's magnitude-squared
+    /// coherence with the echo estimate, from this block's spectra (the
+    /// output's kept from `updatePower`, the echo's still in the scratch).
+    private func measureEchoCoherence() {
+        let a = Self.coherenceSmoothing
+        var sum: Float = 0
+        for bin in Self.decisionBand {
+            let outR = outputReal[bin], outI = outputImaginary[bin], echoR = spectrumReal[bin], echoI = spectrumImaginary[bin]
+            crossReal[bin] = a * crossReal[bin] + (1 - a) * (outR * echoR + outI * echoI)
+            crossImaginary[bin] = a * crossImaginary[bin] + (1 - a) * (outI * echoR - outR * echoI)
+            outputAuto[bin] = a * outputAuto[bin] + (1 - a) * (outR * outR + outI * outI)
+            echoAuto[bin] = a * echoAuto[bin] + (1 - a) * (echoR * echoR + echoI * echoI)
+            let cross = crossReal[bin] * crossReal[bin] + crossImaginary[bin] * crossImaginary[bin]
+            sum += cross / (outputAuto[bin] * echoAuto[bin] + 1e-20)
+        }
+        echoCoherence = sum / Float(Self.decisionBand.count)
     }
 
     /// The output's log spectrum follows the echo estimate's over the

@@ -98,12 +98,14 @@ import Glibc
     /// As the corpus's `dt_enr5_fan`: a game's music and fire through a
     /// small loudspeaker in a room of RT60 0.6 s, and from 8 s a near talker
     /// 5 dB under its echo, whom the caller says it hears, over a fan 15 dB
-    /// under them. Over a filter that has held for seconds, in an output not
-    /// shaped like the echo, the suppressor takes away half the residual it
-    /// estimates, not four times it: the talker comes out at over 5.5 dB SNR
-    /// against all else, at the best gain (the corpus scorer's measure);
-    /// four times over kept 4.7 dB, and 0.63 of their level against 0.80.
-    @Test func aTalkerOverAFilterThatHoldsKeepsTheirVoice() throws {
+    /// under them. In an output that neither follows the echo estimate nor
+    /// takes its shape, the suppressor takes away half the residual it
+    /// estimates, not four times it: the talker comes out at 7.0 dB SNR
+    /// against all else, at the best gain (the corpus scorer's measure).
+    /// Four times over throughout kept 4.7 dB; waiting, instead of the
+    /// coherence, for the filter to go a second without adding power (the
+    /// loudspeaker's distortion sets it off now and then) kept 6.3 dB.
+    @Test func aTalkerOverTheEchoKeepsTheirVoice() throws {
         let seconds = 18, start = 8 * 16_000
         let lute = try VoiceSignals.speech("lute"), fire = try VoiceSignals.speech("fire")
         let far = (0..<(seconds * 16_000)).map { 0.6 * lute[$0 % lute.count] + 0.4 * fire[$0 % fire.count] }
@@ -129,7 +131,7 @@ import Glibc
         }
         let (snr, gain) = Self.nearSNR(heard: Array(output[start...]), talker: Array(near[start...]))
         print(String(format: "talker over a game's echo after suppression: %.1f dB SNR, gain %.2f", snr, gain))
-        #expect(snr > 5.5, "near talker at \(snr) dB SNR, gain \(gain)")
+        #expect(snr > 6.65, "near talker at \(snr) dB SNR, gain \(gain)")
     }
 
     /// Playback 80 ppm fast against capture, as between two sound cards:
