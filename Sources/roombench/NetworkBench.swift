@@ -25,7 +25,8 @@ struct NetworkBench: ParsableCommand {
             each talker's stream 20 to 30 ms ahead of the render. The CPU counted is the render thread's \
             (render and pump), the Mumble room's threads' (the talkers' decoder, and its event loop, \
             idle without a server) and the packets' hand-over, after the first second; \
-            the whole process's is reported too. The output's level with and without the talkers shows \
+            the whole process's is reported too, and libopus alone decoding the same packets for as many \
+            talkers in a loop, the floor under the decoding. The output's level with and without the talkers shows \
             what plays is the talkers, and blocks far below the run's median would show their streams \
             running dry. It fails if the render thread allocates or frees after its first second \
             (`roombench live` counts from the first block), or the talkers are not heard.
@@ -90,6 +91,8 @@ struct NetworkBench: ParsableCommand {
                 "warmUpAllocations": cost.warmUpAllocations, "warmUpFrees": cost.warmUpFrees,
                 "networkThreads": cost.withTalkers.networkThreads, "longestFeederWaitMs": cost.longestFeederWait * 1_000,
             ]
+            object["opusCoreFraction"] = cost.rawDecoding
+            object["decodeRatioToOpus"] = cost.decode / cost.rawDecoding
             if let raw = cost.baseline, let ratio = cost.ratio {
                 object["openALCoreFraction"] = raw
                 object["ratioToOpenAL"] = ratio
@@ -155,6 +158,9 @@ struct NetworkComparison {
     var ratio: Double?
     /// The spatialising and mixing alone against raw OpenAL, which decodes nothing.
     var renderRatio: Double?
+    /// libopus alone decoding the same packets for as many talkers, in a
+    /// loop on one thread: the floor under `decode`.
+    var rawDecoding: Double
     var quietBlocks: Int
     var measuredBlocks: Int
     /// The measured blocks of every run, with and without talkers, and the render thread's allocations and frees in them.
@@ -190,6 +196,8 @@ struct NetworkComparison {
             lines.append("network: against raw OpenAL Soft rendering \(talkers) moving HRTF sources (\(percent(baseline)) of one core): "
                          + String(format: "ratio %.2f; spatialising and mixing alone %.2f", ratio, renderRatio ?? 0))
         }
+        lines.append("network: libopus alone decoding the same packets for \(talkers) talkers: \(percent(rawDecoding)) of one core; "
+                     + String(format: "decoding and jitter buffers above are %.2f times that", decode / rawDecoding))
         lines.append(String(format: "network: output %.1f dBFS with the talkers, %.1f dBFS without; %d of %d blocks fell 20 dB below "
                             + "the median; %d packets sent, %d received, %d concealed, %d unplayable (the packets' thread waited up to %.0f ms)",
                             withTalkers.outputDecibels, withoutTalkers.outputDecibels, quietBlocks, measuredBlocks, packetsSent,
@@ -206,11 +214,12 @@ func compareNetwork(scene: String, talkers: Int, audio: String, seconds: Double,
                     baseline: String?) throws -> NetworkComparison {
     let room = try Room.load(path: scene)
     let packets = try TalkerVoice.packets(of: TalkerVoice.speech(file: audio))
-    var with: [NetworkRun] = [], without: [NetworkRun] = [], raw: [Double] = []
+    var with: [NetworkRun] = [], without: [NetworkRun] = [], raw: [Double] = [], opus: [Double] = []
     for _ in 0..<runs {
         without.append(try measureNetwork(room: room, talkers: 0, packets: packets, seconds: seconds, speed: speed))
         with.append(try measureNetwork(room: room, talkers: talkers, packets: packets, seconds: seconds, speed: speed))
         if let baseline { raw.append(try measureBaseline(baseline, sources: talkers, seconds: seconds)) }
+        opus.append(try measureRawDecoding(packets: packets, talkers: talkers, seconds: seconds))
     }
     func differences(_ part: (NetworkRun) -> Double) -> Double { median(zip(with, without).map { part($0) - part($1) }) }
     let extra = differences(\.work)
@@ -225,12 +234,36 @@ func compareNetwork(scene: String, talkers: Int, audio: String, seconds: Double,
         renderRatio: raw.isEmpty ? nil : median(zip(with, without).enumerated().map {
             ($0.element.0.render - $0.element.1.render) / raw[$0.offset]
         }),
+        rawDecoding: median(opus),
         quietBlocks: with.map(\.quietBlocks).reduce(0, +), measuredBlocks: with.map(\.measuredBlocks).reduce(0, +),
         renderBlocks: all.map(\.measuredBlocks).reduce(0, +), allocations: all.map(\.allocations).reduce(0, +),
         frees: all.map(\.frees).reduce(0, +), warmUpAllocations: all.map(\.warmUpAllocations).reduce(0, +),
         warmUpFrees: all.map(\.warmUpFrees).reduce(0, +), packetsSent: with.map(\.packetsSent).reduce(0, +),
         packetsReceived: with.map(\.packetsReceived).reduce(0, +), packetsLost: with.map(\.packetsLost).reduce(0, +),
         packetsUnplayable: with.map(\.packetsUnplayable).reduce(0, +), longestFeederWait: with.map(\.longestFeederWait).max() ?? 0)
+}
+
+/// CPU-seconds per audio second that libopus alone takes to decode
+/// `seconds` of `packets` for each of `talkers`, each from its own point in
+/// them as the packets' thread sends them, with a decoder apiece.
+func measureRawDecoding(packets: [[UInt8]], talkers: Int, seconds: Double) throws -> Double {
+    let decoders = try (0..<talkers).map { _ in try OpusVoiceDecoder() }
+    var pcm = [Float](repeating: 0, count: TalkerVoice.frameSamples)
+    let steps = Int(seconds * Double(Room.sampleRate)) / TalkerVoice.frameSamples
+    var decoded = 0
+    let started = threadCPUSeconds()
+    for step in 0..<steps {
+        for (talker, decoder) in decoders.enumerated() {
+            decoded += try packets[(step + 41 * talker) % packets.count].withUnsafeBytes { packet in
+                try pcm.withUnsafeMutableBufferPointer { try decoder.decode(packet, into: $0) }
+            }
+        }
+    }
+    let cpu = threadCPUSeconds() - started
+    guard decoded == steps * talkers * TalkerVoice.frameSamples else {
+        throw ValidationError("libopus decoded \(decoded) samples of \(steps * talkers * TalkerVoice.frameSamples)")
+    }
+    return cpu / (Double(steps * TalkerVoice.frameSamples) / Double(Room.sampleRate))
 }
 
 /// Renders `room` by hand for a second and then `seconds` more, measured, with `talkers` remote talkers
