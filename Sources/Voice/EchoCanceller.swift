@@ -20,14 +20,15 @@ import Glibc
 ///    filter leaves. It tracks the filter's echo return loss enhancement
 ///    while only the far end talks, keeps a decaying hold of the residual
 ///    echo for the room's reverberation (over a talker in an output that
-///    does not follow the echo estimate, only half of it), and treats bins where the filter
-///    plainly fails (right after the echo path changes) as echo alone, and
-///    all of it as echo while a detector says nobody near talks, or hears
-///    someone it cannot yet tell from the echo in an output that holds no
-///    more than echo. Its gains are applied as a short zero-phase filter
-///    inside the current block, which adds no delay. What it takes away of
-///    the room's own background comes back as comfort noise of the same
-///    level and spectrum, so the line never goes dead between words.
+///    does not follow the echo estimate, only half of it), and treats bins
+///    where the filter plainly fails (right after the echo path changes) as
+///    echo alone, and all of it as echo while a detector says nobody near
+///    talks, or hears someone it cannot yet tell from the echo in an output
+///    that holds no more than echo. Its gains are applied as a short
+///    zero-phase filter inside the current block, which adds no delay. What
+///    it takes away of the room's own background comes back as comfort
+///    noise of the same level and spectrum, so the line never goes dead
+///    between words.
 public final class EchoCanceller {
     /// Samples in one block: 10 ms at 16 kHz.
     public static let blockSize = 160
