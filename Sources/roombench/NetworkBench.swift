@@ -92,7 +92,7 @@ struct NetworkBench: ParsableCommand {
                 "networkThreads": cost.withTalkers.networkThreads, "longestFeederWaitMs": cost.longestFeederWait * 1_000,
             ]
             object["opusCoreFraction"] = cost.rawDecoding
-            object["decodeRatioToOpus"] = cost.decode / cost.rawDecoding
+            object["decodeRatioToOpus"] = cost.decodeRatio
             if let raw = cost.baseline, let ratio = cost.ratio {
                 object["openALCoreFraction"] = raw
                 object["ratioToOpenAL"] = ratio
@@ -161,6 +161,8 @@ struct NetworkComparison {
     /// libopus alone decoding the same packets for as many talkers, in a
     /// loop on one thread: the floor under `decode`.
     var rawDecoding: Double
+    /// The room's decoding and jitter buffers against that floor.
+    var decodeRatio: Double { decode / rawDecoding }
     var quietBlocks: Int
     var measuredBlocks: Int
     /// The measured blocks of every run, with and without talkers, and the render thread's allocations and frees in them.
@@ -197,7 +199,7 @@ struct NetworkComparison {
                          + String(format: "ratio %.2f; spatialising and mixing alone %.2f", ratio, renderRatio ?? 0))
         }
         lines.append("network: libopus alone decoding the same packets for \(talkers) talkers: \(percent(rawDecoding)) of one core; "
-                     + String(format: "decoding and jitter buffers above are %.2f times that", decode / rawDecoding))
+                     + String(format: "decoding and jitter buffers above are %.2f times that", decodeRatio))
         lines.append(String(format: "network: output %.1f dBFS with the talkers, %.1f dBFS without; %d of %d blocks fell 20 dB below "
                             + "the median; %d packets sent, %d received, %d concealed, %d unplayable (the packets' thread waited up to %.0f ms)",
                             withTalkers.outputDecibels, withoutTalkers.outputDecibels, quietBlocks, measuredBlocks, packetsSent,
@@ -244,8 +246,8 @@ func compareNetwork(scene: String, talkers: Int, audio: String, seconds: Double,
 }
 
 /// CPU-seconds per audio second that libopus alone takes to decode
-/// `seconds` of `packets` for each of `talkers`, each from its own point in
-/// them as the packets' thread sends them, with a decoder apiece.
+/// `seconds` of `packets` for each of `talkers`, as the packets' thread
+/// sends them, with a decoder apiece.
 func measureRawDecoding(packets: [[UInt8]], talkers: Int, seconds: Double) throws -> Double {
     let decoders = try (0..<talkers).map { _ in try OpusVoiceDecoder() }
     var pcm = [Float](repeating: 0, count: TalkerVoice.frameSamples)
@@ -254,7 +256,7 @@ func measureRawDecoding(packets: [[UInt8]], talkers: Int, seconds: Double) throw
     let started = threadCPUSeconds()
     for step in 0..<steps {
         for (talker, decoder) in decoders.enumerated() {
-            decoded += try packets[(step + 41 * talker) % packets.count].withUnsafeBytes { packet in
+            decoded += try TalkerVoice.packet(packets, talker: talker, step: step).withUnsafeBytes { packet in
                 try pcm.withUnsafeMutableBufferPointer { try decoder.decode(packet, into: $0) }
             }
         }
@@ -389,9 +391,8 @@ final class PacketFeeder: @unchecked Sendable {
                 while (step + 1) * frames <= frame {
                     let started = threadCPUSeconds()
                     for talker in 0..<talkers {
-                        // Each talker from its own point in the speech, 41 packets (0.82 s) after the last's.
                         network.voice(VoicePacket(session: UInt32(talker + 1), sequence: Int64(2 * step),
-                                                  opus: packets[(step + 41 * talker) % packets.count],
+                                                  opus: TalkerVoice.packet(packets, talker: talker, step: step),
                                                   position: HandFedMumbleRoom.position(talker: talker, of: talkers, step: step)))
                     }
                     if step * frames >= measuredFrom { cpu += threadCPUSeconds() - started }

@@ -34,6 +34,12 @@ enum TalkerVoice {
         return packets
     }
 
+    /// The packet `talker` sends at `step`: each talker says `packets` from
+    /// its own point in them, 41 packets (0.82 s) after the last talker's.
+    static func packet(_ packets: [[UInt8]], talker: Int, step: Int) -> [UInt8] {
+        packets[(step + 41 * talker) % packets.count]
+    }
+
     /// The talking part of a speech file, mono at 48 kHz: from its first
     /// 20 ms louder than -50 dBFS to its last, so that a loop of it talks on.
     static func speech(file path: String) throws -> [Float] {
@@ -202,7 +208,7 @@ final class RemoteCrowd: @unchecked Sendable {
             }
             if let number = sessions[talker], Schedule.talkSteps.contains(local) {
                 let packet = VoicePacket(session: number, sequence: sequences[talker],
-                                         opus: packets[(step + 41 * talker) % packets.count],
+                                         opus: TalkerVoice.packet(packets, talker: talker, step: step),
                                          isLastInSpurt: local == Schedule.talkSteps.upperBound - 1,
                                          position: HandFedMumbleRoom.position(talker: talker, of: talkers, step: step))
                 sequences[talker] += 2
