@@ -86,6 +86,10 @@ public final class EchoCanceller {
     /// Blocks of far-end activity the filter needs before its output is
     /// trusted to hold no echo worth detecting as speech.
     static let convergenceBlocks = 150
+    /// Twice that, after which the residual echo estimated for this block
+    /// alone is trusted: half a second after `convergenceBlocks` a filter
+    /// may still leave more than a quarter of the echo it predicts.
+    static let settledBlocks = 2 * convergenceBlocks
 
     /// The far end played something within the echo tail: its echo may still be arriving.
     public var farEndActive: Bool { blocksSinceFarEnd < Self.partitions }
@@ -123,6 +127,9 @@ public final class EchoCanceller {
     /// The canceller has adapted over `convergenceBlocks` blocks of far-end
     /// activity since it last found its filter adding echo rather than removing it.
     public var hasConverged: Bool { activeBlocks >= Self.convergenceBlocks }
+    /// The canceller has adapted over `settledBlocks` blocks of far-end activity since it last
+    /// found its filter adding echo: what it estimates it leaves of the echo holds block by block.
+    public var hasSettled: Bool { activeBlocks >= Self.settledBlocks }
     @exclusivity(unchecked) private var activeBlocks = 0
     /// Blocks in a row in which the filter added echo; `failedAfter` of them
     /// mean the echo path has changed, while double talk leaves no such run.
@@ -175,6 +182,9 @@ public final class EchoCanceller {
     private let errorPower: UnsafeMutableBufferPointer<Float>
     private let echoPower: UnsafeMutableBufferPointer<Float>
     private let logERLE: UnsafeMutableBufferPointer<Float>
+    /// The echo estimated to be left in this block's output, and that
+    /// held through the reverberant tail of what the filter missed.
+    private let residual: UnsafeMutableBufferPointer<Float>
     private let residualHold: UnsafeMutableBufferPointer<Float>
     private let history: UnsafeMutableBufferPointer<Float>
 
@@ -224,6 +234,7 @@ public final class EchoCanceller {
         errorPower = storage.zeroed(Self.bins)
         echoPower = storage.zeroed(Self.bins)
         logERLE = storage.zeroed(Self.bins)
+        residual = storage.zeroed(Self.bins)
         residualHold = storage.zeroed(Self.bins)
         history = storage.zeroed(Self.fftSize - Self.blockSize - Self.gainTaps)
         frame = storage.zeroed(Self.fftSize)
@@ -376,10 +387,13 @@ public final class EchoCanceller {
     /// suppression (the microphone less the echo the filter predicts, with
     /// the room's noise untouched) and the power spectrum of the echo the
     /// suppressor expects to be left in it: 161 bins of 50 Hz, of the last
-    /// two blocks under a Hann window.
-    public func withLinearOutput<Result>(_ body: (_ output: UnsafeBufferPointer<Float>, _ residualEcho: UnsafeBufferPointer<Float>) -> Result)
+    /// two blocks under a Hann window. With `heldThroughReverberation`
+    /// false, the echo estimated for this block alone, without the hold
+    /// through the tail of what the filter missed that the suppressor uses.
+    public func withLinearOutput<Result>(heldThroughReverberation: Bool = true,
+                                         _ body: (_ output: UnsafeBufferPointer<Float>, _ residualEcho: UnsafeBufferPointer<Float>) -> Result)
         -> Result {
-        body(UnsafeBufferPointer(foregroundResidual), UnsafeBufferPointer(residualHold))
+        body(UnsafeBufferPointer(foregroundResidual), UnsafeBufferPointer(heldThroughReverberation ? residualHold : residual))
     }
 
     /// The spectrum of `signal` (two blocks) into far-end row `row`.
@@ -614,7 +628,8 @@ public final class EchoCanceller {
             }
         }
         for bin in 0..<bins {
-            residualHold[bin] = max(echoPower[bin] / exp(logERLE[bin]), Self.reverberationHold * residualHold[bin])
+            residual[bin] = echoPower[bin] / exp(logERLE[bin])
+            residualHold[bin] = max(residual[bin], Self.reverberationHold * residualHold[bin])
         }
     }
 

@@ -69,7 +69,15 @@ public final class UplinkChain {
         // The detector hears the canceller's output before its residual
         // suppression, which silences the room's noise too while the far
         // end plays: a floor that comes and goes would sound like speech.
-        var decision = echoCanceller?.withLinearOutput { detector.process($0, residualEcho: $1) }
+        // It weighs the output against the echo the canceller expects to
+        // have left, held through the reverberant tail of what the filter
+        // missed, so that a far end's voice starts no speech of its own;
+        // but within 2 s of the talker's last burst, over a filter that has
+        // settled, against this block's echo alone: the held tail masks the
+        // quieter half of the talker's words under a game's echo and a
+        // room of other voices.
+        let talkerLately = framesSinceTalker < Self.talkerCarriesFrames && canceller.hasSettled
+        var decision = echoCanceller?.withLinearOutput(heldThroughReverberation: !talkerLately) { detector.process($0, residualEcho: $1) }
             ?? detector.process(UnsafeBufferPointer(frame))
         // While the far end's echo may be arriving, a burst of speech
         // counts once the canceller has learnt the echo path and its output
