@@ -87,8 +87,8 @@ public final class EchoCanceller {
     /// trusted to hold no echo worth detecting as speech.
     static let convergenceBlocks = 150
     /// Twice that, after which the residual echo estimated for this block
-    /// alone is trusted: half a second after `convergenceBlocks` a filter
-    /// may still leave more than a quarter of the echo it predicts.
+    /// alone is trusted: just past `convergenceBlocks` a filter may still
+    /// leave more than a quarter of the echo it predicts.
     static let settledBlocks = 2 * convergenceBlocks
 
     /// The far end played something within the echo tail: its echo may still be arriving.

@@ -74,8 +74,8 @@ public final class UplinkChain {
         // missed, so that a far end's voice starts no speech of its own;
         // but within 2 s of the talker's last burst, over a filter that has
         // settled, against this block's echo alone: the held tail masks the
-        // quieter half of the talker's words under a game's echo and a
-        // room of other voices.
+        // talker's quieter syllables under a game's echo and a room of
+        // other voices.
         let talkerLately = framesSinceTalker < Self.talkerCarriesFrames && canceller.hasSettled
         var decision = echoCanceller?.withLinearOutput(heldThroughReverberation: !talkerLately) { detector.process($0, residualEcho: $1) }
             ?? detector.process(UnsafeBufferPointer(frame))
