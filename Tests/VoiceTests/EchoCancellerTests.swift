@@ -68,9 +68,7 @@ import Glibc
         while far.count < seconds * 16_000 { for name in ["announcer", "barkeep"] { far += try VoiceSignals.speech(name) } }
         far = Array(far.prefix(seconds * 16_000))
         let echo = VoiceSignals.echo(of: far)
-        var near = [Float](repeating: 0, count: start)
-        while near.count < far.count { near += try VoiceSignals.speech("vendor") }
-        near = Array(near.prefix(far.count))
+        var near = try VoiceSignals.talker(from: start, frames: far.count)
         let scale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])))
         near = near.map { $0 * scale }
         let noise = Signals.whiteNoise(frames: far.count, rms: 0.00005, seed: 7)
@@ -107,12 +105,9 @@ import Glibc
     /// loudspeaker's distortion sets it off now and then) kept 6.3 dB.
     @Test func aTalkerOverTheEchoKeepsTheirVoice() throws {
         let seconds = 18, start = 8 * 16_000
-        let lute = try VoiceSignals.speech("lute"), fire = try VoiceSignals.speech("fire")
-        let far = (0..<(seconds * 16_000)).map { 0.6 * lute[$0 % lute.count] + 0.4 * fire[$0 % fire.count] }
+        let far = try VoiceSignals.game(frames: seconds * 16_000)
         let echo = VoiceSignals.echo(of: UplinkChainTests.loudspeaker(far), rt60: 0.6)
-        var near = [Float](repeating: 0, count: start)
-        while near.count < far.count { near += try VoiceSignals.speech("vendor") }
-        near = Array(near.prefix(far.count))
+        var near = try VoiceSignals.talker(from: start, frames: far.count)
         let scale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])) / 1.78)
         near = near.map { $0 * scale }
         // A fan's noise, 15 dB under the talker.

@@ -156,8 +156,7 @@ import Voice
     @Test func aPlayerUnderAGamesLouderEchoIsHeard() throws {
         let lead = 500
         let (near, truth, starts) = try VoiceActivityTests.lines(after: lead)
-        let lute = try VoiceSignals.speech("lute"), fire = try VoiceSignals.speech("fire")
-        let far = near.indices.map { 0.6 * lute[$0 % lute.count] + 0.4 * fire[$0 % fire.count] }
+        let far = try VoiceSignals.game(frames: near.count)
         var echo = VoiceSignals.echo(of: far, rt60: 0.4)
         let talker = VoiceActivityTests.talkingLevel(near, truth: truth)
         let scale = Float(talker * pow(10, 6.0 / 20) / Measure.rms(Array(echo[(lead * 160)...])))
@@ -194,12 +193,9 @@ import Voice
     /// (within 20 dB of their loudest) come out 10 dB or more below them.
     @Test func aPlayerOverAGamesEchoInARoomOfVoicesKeepsTheirWords() throws {
         let seconds = 18, start = 8 * 16_000, length = seconds * 16_000
-        let lute = try VoiceSignals.speech("lute"), fire = try VoiceSignals.speech("fire")
-        let far = (0..<length).map { 0.6 * lute[$0 % lute.count] + 0.4 * fire[$0 % fire.count] }
+        let far = try VoiceSignals.game(frames: length)
         let echo = VoiceSignals.echo(of: Self.loudspeaker(far), rt60: 0.6)
-        var near = [Float](repeating: 0, count: start)
-        while near.count < length { near += try VoiceSignals.speech("vendor") }
-        near = Array(near.prefix(length))
+        var near = try VoiceSignals.talker(from: start, frames: length)
         let nearScale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])) / pow(10, 10.0 / 20))
         near = near.map { $0 * nearScale }
         var voices = [Float](repeating: 0, count: length)

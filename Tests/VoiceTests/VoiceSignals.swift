@@ -19,6 +19,21 @@ enum VoiceSignals {
         return samples.map { $0 / peak * 0.5 }
     }
 
+    /// A game's sound as the far end plays it, `frames` long: the lute's
+    /// music over the fire, each looped.
+    static func game(frames: Int) throws -> [Float] {
+        let lute = try speech("lute"), fire = try speech("fire")
+        return (0..<frames).map { 0.6 * lute[$0 % lute.count] + 0.4 * fire[$0 % fire.count] }
+    }
+
+    /// A near talker, `frames` long: silence until `start`, then the
+    /// vendor's lines over and over.
+    static func talker(from start: Int, frames: Int) throws -> [Float] {
+        var near = [Float](repeating: 0, count: start)
+        while near.count < frames { near += try speech("vendor") }
+        return Array(near.prefix(frames))
+    }
+
     /// A room's echo path: 12 ms of flight, then an exponentially decaying
     /// noise tail of `rt60` seconds, scaled so the echo is `loss` dB below the far end.
     static func echo(of far: [Float], rt60: Double = 0.3, loss: Double = 6, seed: UInt64 = 11) -> [Float] {
