@@ -49,10 +49,13 @@ public final class EchoCanceller {
     static let echoDominated: Float = 3
     static let failingFilter: Float = 0.7
     static let overSubtraction: Float = 4
-    /// Over a talker the output holds apart from the echo: half the
-    /// residual estimated. A noisy room makes the estimate high, and four
-    /// times it cut the talker's weaker bins.
-    static let talkerOverSubtraction: Float = 0.5
+    /// Over a talker the output holds apart from the echo: a quarter of the
+    /// residual estimated. In reverberant rooms the filter removes 12-17 dB
+    /// of the echo, so what it leaves lies near a talker 10 dB under the
+    /// echo; four times the estimate cut the talker's weaker bins.
+    static let talkerOverSubtraction: Float = 0.25
+    /// Between a talker's words: the residual estimated, once.
+    static let pauseOverSubtraction: Float = 1
     /// The mean magnitude-squared coherence of the output with the echo
     /// estimate over the decision band, past which the output carries the
     /// echo the filter misjudges, as after the echo path moved (there, half
@@ -121,6 +124,11 @@ public final class EchoCanceller {
         /// A detector hears someone, but nothing yet tells them from the
         /// echo: while the output holds no more than echo, it is echo.
         case unconfirmed
+        /// A detector hears nobody, but a talker spoke moments ago: between
+        /// their words it misses their quiet syllables, so only the echo
+        /// the filter is estimated to leave is taken away, unless the
+        /// output follows the echo or takes its shape.
+        case pausing
     }
     /// The near end as the last `suppress` was told it.
     @exclusivity(unchecked) private var nearEnd = NearEnd.unknown
@@ -357,24 +365,30 @@ public final class EchoCanceller {
 
     /// The second half of a block: `mic`, as `filter` left it, becomes the
     /// output. With `nearEnd` `.silent` (a detector hears nobody near)
-    /// while the far end plays, or `.unconfirmed` while the output holds no
-    /// more than echo, all that the filter left is taken as echo, and only
-    /// comfort noise remains.
+    /// while the far end plays, `.pausing` while the output follows the
+    /// echo, or `.unconfirmed` while it holds no more than echo, all that
+    /// the filter left is taken as echo, and only comfort noise remains.
     public func suppress(_ mic: UnsafeMutableBufferPointer<Float>, nearEnd: NearEnd) {
         precondition(mic.count == Self.blockSize, "one 10 ms block at 16 kHz")
         self.nearEnd = nearEnd
-        let echoAlone = farEndActive && (nearEnd == .silent || (nearEnd == .unconfirmed && outputHoldsOnlyEcho))
-        // A talker in an output that neither follows the echo estimate
-        // (coherence) nor takes its shape keeps more of their voice: half
-        // the estimated residual is taken away, not four times it. Right
-        // after the echo path moves, its echo follows the estimate, or fills
-        // the output in its shape where the room's noise blurs the coherence.
-        let talkerApartFromEcho = nearEnd == .talking && echoCoherence < Self.echoCoherentAbove && !outputShapedLikeEcho()
+        // A talker, or a pause between their words, in an output that
+        // neither follows the echo estimate (coherence) nor takes its shape
+        // keeps more of their voice: a quarter of the estimated residual is
+        // taken away while they talk, and the residual itself between
+        // words, not four times it. Right after the echo path moves, its
+        // echo follows the estimate, or fills the output in its shape where
+        // the room's noise blurs the coherence: then a pause is echo alone.
+        let talkerNear = nearEnd == .talking || nearEnd == .pausing
+        let apartFromEcho = talkerNear && echoCoherence < Self.echoCoherentAbove && !outputShapedLikeEcho()
+        let echoAlone = farEndActive
+            && (nearEnd == .silent || (nearEnd == .pausing && !apartFromEcho) || (nearEnd == .unconfirmed && outputHoldsOnlyEcho))
+        let nearOverSubtraction = !apartFromEcho ? Self.overSubtraction
+            : nearEnd == .talking ? Self.talkerOverSubtraction : Self.pauseOverSubtraction
         for bin in 0..<Self.bins {
             let echoOnly = echoAlone
                 || (micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin])
             let residual = echoOnly ? errorPower[bin] : residualHold[bin]
-            let overSubtraction = talkerApartFromEcho && !echoOnly ? Self.talkerOverSubtraction : Self.overSubtraction
+            let overSubtraction = echoOnly ? Self.overSubtraction : nearOverSubtraction
             power[bin] = max(Self.gainFloor, 1 - overSubtraction * residual / (errorPower[bin] + 1e-12))
         }
         Self.smoothAcrossBins(power, into: gains)

@@ -103,10 +103,13 @@ public final class UplinkChain {
         // has not counted while the output holds no more than echo: the
         // echo's own bursts, which would otherwise pass. A burst soon after
         // the talker's is taken as theirs: the quiet start of a word would
-        // be cut before their voice rises above the echo.
+        // be cut before their voice rises above the echo. So is a pause
+        // soon after it, over a settled filter: the detector misses the
+        // quieter syllables between their words.
         framesSinceTalker = detectorSpeaking && burstIsTalker ? 0 : min(framesSinceTalker + 1, Self.talkerCarriesFrames)
-        let nearEnd: EchoCanceller.NearEnd = !detectorSpeaking ? .silent
-            : burstIsTalker || framesSinceTalker < Self.talkerCarriesFrames ? .talking : .unconfirmed
+        let talkerSpokeLately = framesSinceTalker < Self.talkerCarriesFrames
+        let nearEnd: EchoCanceller.NearEnd = !detectorSpeaking ? (talkerSpokeLately && canceller.hasSettled ? .pausing : .silent)
+            : burstIsTalker || talkerSpokeLately ? .talking : .unconfirmed
         echoCanceller?.suppress(frame, nearEnd: nearEnd)
         noiseSuppressor.process(frame)
         gain.process(frame, speech: decision.speech)

@@ -181,9 +181,10 @@ import Voice
         // foreground taking the background's coefficients through the lines, 0.73.
         #expect(f1 >= 0.76, "F1 \(f1) (precision \(precision), recall \(recall))")
         // Word endings and the quiet starts of bursts the gate has not
-        // counted: 203 of 1,100 frames. Bursts after the player's taken for
-        // echo while the output held no more than echo: 261.
-        #expect(cut.count * 100 <= lineFrames.count * 20, "\(cut.count) of \(lineFrames.count) frames of the lines cut by 20 dB or more")
+        // counted, suppressed as echo: 203 of 1,100 frames; 261 with bursts
+        // after the player's taken for echo while the output held no more
+        // than echo. Between words, only the echo estimated to be left: 76.
+        #expect(cut.count * 100 <= lineFrames.count * 10, "\(cut.count) of \(lineFrames.count) frames of the lines cut by 20 dB or more")
     }
 
     /// The corpus's double talk in a room of voices, short: a game's music
@@ -215,8 +216,10 @@ import Voice
         print("player 10 dB under a game's echo, voices 10 dB under them: \(cut.count) of \(words.count) loud frames cut by 10 dB, "
               + "\(words.filter { speech[$0] }.count) heard as speech")
         // Weighing the output against the echo held through its reverberant
-        // tail all along: 39 cut, 233 heard; this block's echo over a talker: 27, 239.
-        #expect(cut.count * 100 <= words.count * 11, "\(cut.count) of \(words.count) loud frames of the player cut by 10 dB or more")
+        // tail all along: 39 cut, 233 heard; this block's echo over a talker:
+        // 27, 239; with a quarter of the residual estimated taken over the
+        // talker, and only the residual between their words: 18.
+        #expect(cut.count * 100 <= words.count * 8, "\(cut.count) of \(words.count) loud frames of the player cut by 10 dB or more")
     }
 
     @Test func echoAloneRaisesNoMutedTalkerEvent() throws {
