@@ -85,9 +85,14 @@ public final class UplinkChain {
         // predicts, on a frame that itself sounds like speech: what the
         // detector holds on to from the echo may be the far end's voice.
         // The output, not the microphone: a game's echo is often louder
-        // than the player, who must still be heard over it.
+        // than the player, who must still be heard over it. Within 2 s of
+        // the talker's last burst, an output that holds a tenth of the echo
+        // and hardly follows its estimate counts too: their next words
+        // start under a game's echo well before they reach a quarter of it.
         if decision.speech, let echoCanceller {
-            let distinguishable = !echoCanceller.farEndActive || (echoCanceller.hasConverged && echoCanceller.nearEndAudible)
+            let soonAfterTalker = framesSinceTalker < Self.talkerCarriesFrames
+            let distinguishable = !echoCanceller.farEndActive
+                || (echoCanceller.hasConverged && (echoCanceller.nearEndAudible || (soonAfterTalker && echoCanceller.nearEndApartFromEcho)))
             if !detectorSpeaking {
                 burstIsTalker = distinguishable
             } else if !burstIsTalker && decision.evident && distinguishable {
