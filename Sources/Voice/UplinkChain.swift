@@ -47,6 +47,8 @@ public final class UplinkChain {
     /// to the echo suppressor.
     @exclusivity(unchecked) private var framesSinceTalker = UplinkChain.talkerCarriesFrames
     static let talkerCarriesFrames = 200
+    /// A burst counted as the talker's came within the last 2 s.
+    private var talkerSpokeLately: Bool { framesSinceTalker < Self.talkerCarriesFrames }
 
     /// A chain that starts with echo cancellation on or off. Throws when SpeexDSP cannot make the
     /// noise suppressor.
@@ -76,7 +78,7 @@ public final class UplinkChain {
         // settled, against this block's echo alone: the held tail masks the
         // talker's quieter syllables under a game's echo and a room of
         // other voices.
-        let talkerLately = framesSinceTalker < Self.talkerCarriesFrames && canceller.hasSettled
+        let talkerLately = talkerSpokeLately && canceller.hasSettled
         var decision = echoCanceller?.withLinearOutput(heldThroughReverberation: !talkerLately) { detector.process($0, residualEcho: $1) }
             ?? detector.process(UnsafeBufferPointer(frame))
         // While the far end's echo may be arriving, a burst of speech
@@ -90,9 +92,8 @@ public final class UplinkChain {
         // and hardly follows its estimate counts too: their next words
         // start under a game's echo well before they reach a quarter of it.
         if decision.speech, let echoCanceller {
-            let soonAfterTalker = framesSinceTalker < Self.talkerCarriesFrames
             let distinguishable = !echoCanceller.farEndActive
-                || (echoCanceller.hasConverged && (echoCanceller.nearEndAudible || (soonAfterTalker && echoCanceller.nearEndApartFromEcho)))
+                || (echoCanceller.hasConverged && (echoCanceller.nearEndAudible || (talkerSpokeLately && echoCanceller.nearEndApartFromEcho)))
             if !detectorSpeaking {
                 burstIsTalker = distinguishable
             } else if !burstIsTalker && decision.evident && distinguishable {
@@ -112,7 +113,6 @@ public final class UplinkChain {
         // soon after it, over a settled filter: the detector misses the
         // quieter syllables between their words.
         framesSinceTalker = detectorSpeaking && burstIsTalker ? 0 : min(framesSinceTalker + 1, Self.talkerCarriesFrames)
-        let talkerSpokeLately = framesSinceTalker < Self.talkerCarriesFrames
         let nearEnd: EchoCanceller.NearEnd = !detectorSpeaking ? (talkerSpokeLately && canceller.hasSettled ? .pausing : .silent)
             : burstIsTalker || talkerSpokeLately ? .talking : .unconfirmed
         echoCanceller?.suppress(frame, nearEnd: nearEnd)
