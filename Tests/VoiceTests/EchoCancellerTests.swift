@@ -93,26 +93,6 @@ import Glibc
         #expect(during >= before - 6, "ERLE \(during) dB through double talk, \(before) dB before it")
     }
 
-    /// `mic` through a canceller against `far`, filtered and suppressed
-    /// block by block, told the near end talks from sample `start` on;
-    /// `eachBlock` looks at the canceller after each block.
-    static func suppressed(mic: [Float], far: [Float], talkingFrom start: Int,
-                           eachBlock: (EchoCanceller) -> Void = { _ in }) -> [Float] {
-        let canceller = EchoCanceller()
-        var output = mic
-        output.withUnsafeMutableBufferPointer { output in
-            far.withUnsafeBufferPointer { far in
-                for first in stride(from: 0, to: output.count / 160 * 160, by: 160) {
-                    let block = UnsafeMutableBufferPointer(rebasing: output[first..<(first + 160)])
-                    canceller.filter(block, reference: UnsafeBufferPointer(rebasing: far[first..<(first + 160)]))
-                    canceller.suppress(block, nearEnd: first >= start ? .talking : .silent)
-                    eachBlock(canceller)
-                }
-            }
-        }
-        return output
-    }
-
     /// A game's music and fire through a small loudspeaker in a room of
     /// RT60 0.6 s, over a room's background, then the echo path moves (the
     /// microphone turned), then a talker 8 dB under the echo. The output
@@ -133,7 +113,7 @@ import Glibc
         let background = UplinkChainTests.background(frames: far.count, seed: 9)
         let mic = (0..<far.count).map { echo[$0] + near[$0] + background[$0] }
         var apart: [Bool] = [], audible: [Bool] = []
-        _ = Self.suppressed(mic: mic, far: far, talkingFrom: start) { canceller in
+        _ = VoiceSignals.cancel(mic: mic, far: far, talkingFrom: start) { canceller in
             apart.append(canceller.nearEndApartFromEcho)
             audible.append(canceller.nearEndAudible)
         }
@@ -167,7 +147,7 @@ import Glibc
         near = near.map { $0 * scale }
         // A fan's noise, 15 dB under the talker.
         let noise = Signals.whiteNoise(frames: far.count, rms: Float(Measure.rms(Array(near[start...])) / 5.6), seed: 3)
-        let output = Self.suppressed(mic: (0..<far.count).map { echo[$0] + near[$0] + noise[$0] }, far: far, talkingFrom: start)
+        let output = VoiceSignals.cancel(mic: (0..<far.count).map { echo[$0] + near[$0] + noise[$0] }, far: far, talkingFrom: start)
         let (snr, gain) = Self.nearSNR(heard: Array(output[start...]), talker: Array(near[start...]))
         print(String(format: "talker over a game's echo after suppression: %.1f dB SNR, gain %.2f", snr, gain))
         #expect(snr > 6.65, "near talker at \(snr) dB SNR, gain \(gain)")

@@ -54,8 +54,12 @@ enum VoiceSignals {
         return echo.map { $0 * scale }
     }
 
-    /// Runs `mic` through an echo canceller against `far`, block by block.
-    static func cancel(mic: [Float], far: [Float]) -> [Float] {
+    /// Runs `mic` through an echo canceller against `far`, block by block:
+    /// filtered, then suppressed with nobody's word on the near end, or,
+    /// given `start`, told the near end talks from that sample on.
+    /// `eachBlock` looks at the canceller after each block.
+    static func cancel(mic: [Float], far: [Float], talkingFrom start: Int? = nil,
+                       eachBlock: (EchoCanceller) -> Void = { _ in }) -> [Float] {
         let canceller = EchoCanceller()
         var output = mic
         let blocks = mic.count / EchoCanceller.blockSize
@@ -63,7 +67,11 @@ enum VoiceSignals {
             far.withUnsafeBufferPointer { reference in
                 for block in 0..<blocks {
                     let range = (block * 160)..<((block + 1) * 160)
-                    canceller.process(UnsafeMutableBufferPointer(rebasing: out[range]), reference: UnsafeBufferPointer(rebasing: reference[range]))
+                    let samples = UnsafeMutableBufferPointer(rebasing: out[range])
+                    canceller.filter(samples, reference: UnsafeBufferPointer(rebasing: reference[range]))
+                    let nearEnd: EchoCanceller.NearEnd = start.map { range.lowerBound >= $0 ? .talking : .silent } ?? .unknown
+                    canceller.suppress(samples, nearEnd: nearEnd)
+                    eachBlock(canceller)
                 }
             }
         }
