@@ -31,7 +31,11 @@ import Glibc
 ///   must also stand four of those spreads above the 5th percentile to
 ///   start speech, three to hold it. Steady noise, typing and a far end's
 ///   echo leave this out; so does a detector given no residual echo, which
-///   cannot tell the far end's echo from the room.
+///   cannot tell the far end's echo from the room. A detector that has
+///   called every echo-free frame speech for 3 s is hearing the room, not
+///   one talker, who pauses sooner: those frames count toward the
+///   background too, or a room already talking as it starts would hold it
+///   in speech for good.
 ///
 /// Speech starts on two voiced frames of three, four strong frames in a
 /// row, or one strong frame soon after the last word, if it holds no
@@ -80,6 +84,8 @@ public final class VoiceActivityDetector {
     /// Without a canceller's word on the echo, a far end the microphone hears could be that background,
     /// and it is never judged.
     static let echoShareOfBackground = 0.05
+    /// Echo-free frames in a row called speech past which they count toward the background: 3 s.
+    static let longestTalk = 300
 
     /// One frame's decision: whether it is speech, and how many frames
     /// before it an onset turned to speech as well.
@@ -117,6 +123,8 @@ public final class VoiceActivityDetector {
     /// The levels of the last frames that were not speech.
     @exclusivity(unchecked) private var background = BackgroundLevels()
     @exclusivity(unchecked) private var framesWithoutEcho = BackgroundLevels.frames
+    /// Echo-free frames called speech since one counted toward the background.
+    @exclusivity(unchecked) private var talkWithoutBackground = 0
 
     // Decision state.
     @exclusivity(unchecked) private var speaking = false
@@ -164,7 +172,10 @@ public final class VoiceActivityDetector {
         let gateOff = spread <= Self.voicesSpread || framesWithoutEcho < BackgroundLevels.frames
         let aboveVoices = gateOff || level > lull + (speaking ? Self.holdSpreads : Self.spreadsAboveVoices) * spread
         let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr, aboveVoices: aboveVoices)
-        if !decision.speech && echoShare <= Self.echoShareOfBackground { background.add(level) }
+        if echoShare <= Self.echoShareOfBackground {
+            talkWithoutBackground = decision.speech ? talkWithoutBackground + 1 : 0
+            if talkWithoutBackground == 0 || talkWithoutBackground >= Self.longestTalk { background.add(level) }
+        }
         frames += 1
         return decision
     }

@@ -205,4 +205,28 @@ import Glibc
         // Before the detector weighed the room's rise and fall: speech in 99% of it, no line found, F1 0.59.
         #expect(f1 >= 0.75, "F1 \(f1) (precision \(precision), recall \(recall))")
     }
+
+    /// The lines 10 dB over a room of five other talkers, who talk from the
+    /// detector's first frame: the 200 ms it learns its floor in are the
+    /// room's, whose words then stand out of that floor all along. Before
+    /// the detector counted 3 s of nothing but speech toward the
+    /// background, it held speech through all of the room and found no
+    /// line (F1 0.66, as "speech" throughout scores).
+    @Test func aRoomTalkingFromTheStartDoesNotHoldSpeech() throws {
+        let (speech, truth, starts) = try Self.lines()
+        let level = Float(Self.talkingLevel(speech, truth: truth) * pow(10, -10.0 / 20))
+        let room = try Self.babble(frames: speech.count, voices: 5)
+        let decisions = Self.decisions(speech.indices.map { speech[$0] + level * room[$0] }, cancelled: true)
+        let nearSpeech = Self.nearSpeech(truth)
+        // The room alone after the first 3 s, by when the detector has had time to hear it as the room.
+        let alone = decisions.indices.filter { !nearSpeech[$0] && $0 >= 300 }
+        let heldThroughRoom = Double(alone.filter { decisions[$0] }.count) / Double(alone.count)
+        let found = Self.onsetLatencies(decisions, starts: starts).count
+        let (precision, recall, f1) = Self.score(decisions, truth: truth)
+        print(String(format: "babble 10 dB under the lines from the first frame: speech in %.0f%% of the room alone after 3 s, lines found %d of %d, F1 %.3f (precision %.3f, recall %.3f)",
+                     heldThroughRoom * 100, found, starts.count, f1, precision, recall))
+        #expect(heldThroughRoom <= 0.3, "speech held through \(Int(heldThroughRoom * 100))% of the room alone")
+        #expect(found >= 2, "lines found: \(found) of \(starts.count)")
+        #expect(f1 >= 0.68, "F1 \(f1) (precision \(precision), recall \(recall))")
+    }
 }
