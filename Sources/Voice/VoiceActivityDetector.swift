@@ -120,7 +120,7 @@ public final class VoiceActivityDetector {
     @exclusivity(unchecked) private var filterState = [(Double, Double)](repeating: (0, 0), count: 3)
     @exclusivity(unchecked) private var periodicBuffer = [Float](repeating: 0, count: correlationWindow + longestLag)
     @exclusivity(unchecked) private var frames = 0
-    /// The levels of the last frames that were not speech.
+    /// The levels of the last echo-free frames that were not speech, or that came 3 s into frames that all were.
     @exclusivity(unchecked) private var background = BackgroundLevels()
     @exclusivity(unchecked) private var framesWithoutEcho = BackgroundLevels.frames
     /// Echo-free frames called speech since one counted toward the background.
