@@ -68,9 +68,7 @@ import Glibc
         while far.count < seconds * 16_000 { for name in ["announcer", "barkeep"] { far += try VoiceSignals.speech(name) } }
         far = Array(far.prefix(seconds * 16_000))
         let echo = VoiceSignals.echo(of: far)
-        var near = try VoiceSignals.talker(from: start, frames: far.count)
-        let scale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])))
-        near = near.map { $0 * scale }
+        let near = try VoiceSignals.talker(from: start, decibels: 0, under: echo)
         let noise = Signals.whiteNoise(frames: far.count, rms: 0.00005, seed: 7)
         let canceller = EchoCanceller()
         var residualEcho = [Float](repeating: 0, count: far.count)
@@ -107,9 +105,7 @@ import Glibc
         let played = UplinkChainTests.loudspeaker(far)
         let before = VoiceSignals.echo(of: played, rt60: 0.6), after = VoiceSignals.echo(of: played, rt60: 0.6, seed: 29)
         let echo = (0..<far.count).map { $0 < moved ? before[$0] : after[$0] }
-        var near = try VoiceSignals.talker(from: start, frames: far.count)
-        let scale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])) / pow(10, 8.0 / 20))
-        near = near.map { $0 * scale }
+        let near = try VoiceSignals.talker(from: start, decibels: 8, under: echo)
         let background = UplinkChainTests.background(frames: far.count, seed: 9)
         let mic = (0..<far.count).map { echo[$0] + near[$0] + background[$0] }
         var apart: [Bool] = [], audible: [Bool] = []
@@ -142,9 +138,7 @@ import Glibc
         let seconds = 18, start = 8 * 16_000
         let far = try VoiceSignals.game(frames: seconds * 16_000)
         let echo = VoiceSignals.echo(of: UplinkChainTests.loudspeaker(far), rt60: 0.6)
-        var near = try VoiceSignals.talker(from: start, frames: far.count)
-        let scale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])) / 1.78)
-        near = near.map { $0 * scale }
+        let near = try VoiceSignals.talker(from: start, decibels: 5, under: echo)
         // A fan's noise, 15 dB under the talker.
         let noise = Signals.whiteNoise(frames: far.count, rms: Float(Measure.rms(Array(near[start...])) / 5.6), seed: 3)
         let output = VoiceSignals.cancel(mic: (0..<far.count).map { echo[$0] + near[$0] + noise[$0] }, far: far, talkingFrom: start)

@@ -196,9 +196,7 @@ import Voice
         let seconds = 18, start = 8 * 16_000, length = seconds * 16_000
         let far = try VoiceSignals.game(frames: length)
         let echo = VoiceSignals.echo(of: Self.loudspeaker(far), rt60: 0.6)
-        var near = try VoiceSignals.talker(from: start, frames: length)
-        let nearScale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])) / pow(10, 10.0 / 20))
-        near = near.map { $0 * nearScale }
+        let near = try VoiceSignals.talker(from: start, decibels: 10, under: echo)
         var voices = [Float](repeating: 0, count: length)
         for (index, name) in ["announcer", "barkeep", "guest"].enumerated() {
             let line = try VoiceSignals.speech(name), offset = 37_000 * index

@@ -34,6 +34,13 @@ enum VoiceSignals {
         return Array(near.prefix(frames))
     }
 
+    /// The near talker from `start`, `decibels` under `echo` over the same span.
+    static func talker(from start: Int, decibels: Double, under echo: [Float]) throws -> [Float] {
+        let near = try talker(from: start, frames: echo.count)
+        let scale = Float(Measure.rms(Array(echo[start...])) / Measure.rms(Array(near[start...])) / pow(10, decibels / 20))
+        return near.map { $0 * scale }
+    }
+
     /// A room's echo path: 12 ms of flight, then an exponentially decaying
     /// noise tail of `rt60` seconds, scaled so the echo is `loss` dB below the far end.
     static func echo(of far: [Float], rt60: Double = 0.3, loss: Double = 6, seed: UInt64 = 11) -> [Float] {
