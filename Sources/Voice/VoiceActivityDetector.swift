@@ -28,8 +28,8 @@ import Glibc
 ///   speech spread as a room of other talkers does (their 25th percentile
 ///   level over 5 s more than 2.5 dB above their 5th), the floor follows
 ///   the other talkers' lulls and their words stand out of it, so a frame
-///   must also stand four of those spreads above the 5th percentile to
-///   start speech, three to hold it. Steady noise, typing and a far end's
+///   must also stand 12 dB above the 25th percentile to start speech, 6 dB
+///   to hold it: the room's own words seldom rise further. Steady noise, typing and a far end's
 ///   echo leave this out; so does a detector given no residual echo, which
 ///   cannot tell the far end's echo from the room. A detector that has
 ///   called every echo-free frame speech for 3 s is hearing the room, not
@@ -75,10 +75,14 @@ public final class VoiceActivityDetector {
     /// How far its 25th percentile frame stands above its 5th, in dB, past which it counts as voices:
     /// steady noise (white, pink, a fan, typing between keys) keeps within 1.5 dB, a room of talkers 3.5 to 5.
     static let voicesSpread = 2.5
-    /// How many of those spreads above the background's 5th percentile a frame must stand to be speech there.
-    static let spreadsAboveVoices = 4.0
-    /// As many, fewer, for a frame to hold speech that has started.
-    static let holdSpreads = 3.0
+    /// How far above the background's 25th percentile level, in dB, a frame must stand to start speech there.
+    /// A room of other talkers' own frames rise 6 to 7 dB above it one time in 20, 8 to 9 dB one in 100,
+    /// whether it is 20 or 0 dB under the talker; a multiple of the spread, 3.5 to 5 dB from one room to
+    /// the next, set the bar 14 to 20 dB above the 5th percentile, above half the words of a talker 10 dB
+    /// over the room.
+    static let aboveVoicesToStart = 12.0
+    /// Half as far, for a frame to hold speech that has started: where the room's own frames rise one time in 20.
+    static let aboveVoicesToHold = 6.0
     /// A frame with more residual echo than this share of its power says nothing of the room's own
     /// background; it does not count, and the background is not judged until 5 s have passed without one.
     /// Without a canceller's word on the echo, a far end the microphone hears could be that background,
@@ -170,7 +174,7 @@ public final class VoiceActivityDetector {
         let spread = typical - lull
         framesWithoutEcho = residualEcho == nil || echoShare > Self.echoShareOfBackground ? 0 : framesWithoutEcho + 1
         let gateOff = spread <= Self.voicesSpread || framesWithoutEcho < BackgroundLevels.frames
-        let aboveVoices = gateOff || level > lull + (speaking ? Self.holdSpreads : Self.spreadsAboveVoices) * spread
+        let aboveVoices = gateOff || level > typical + (speaking ? Self.aboveVoicesToHold : Self.aboveVoicesToStart)
         let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr, aboveVoices: aboveVoices)
         if echoShare <= Self.echoShareOfBackground {
             talkWithoutBackground = decision.speech ? talkWithoutBackground + 1 : 0
