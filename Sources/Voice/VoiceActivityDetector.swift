@@ -28,8 +28,9 @@ import Glibc
 ///   speech spread as a room of other talkers does (their 25th percentile
 ///   level over 5 s more than 2.5 dB above their 5th), the floor follows
 ///   the other talkers' lulls and their words stand out of it, so a frame
-///   must also stand 12 dB above the 25th percentile to start speech, 6 dB
-///   to hold it: the room's own words seldom rise further. Steady noise, typing and a far end's
+///   must also stand 12 dB above the 25th percentile to start speech, or
+///   2.5 spreads where they are wider, and half as far to hold it: the
+///   room's own words seldom rise further. Steady noise, typing and a far end's
 ///   echo leave this out; so does a detector given no residual echo, which
 ///   cannot tell the far end's echo from the room. A detector that has
 ///   called every echo-free frame speech for 3 s is hearing the room, not
@@ -75,14 +76,15 @@ public final class VoiceActivityDetector {
     /// How far its 25th percentile frame stands above its 5th, in dB, past which it counts as voices:
     /// steady noise (white, pink, a fan, typing between keys) keeps within 1.5 dB, a room of talkers 3.5 to 5.
     static let voicesSpread = 2.5
-    /// How far above the background's 25th percentile level, in dB, a frame must stand to start speech there.
-    /// A room of other talkers' own frames rise 6 to 7 dB above it one time in 20, 8 to 9 dB one in 100,
-    /// whether it is 20 or 0 dB under the talker; a multiple of the spread, 3.5 to 5 dB from one room to
-    /// the next, set the bar 14 to 20 dB above the 5th percentile, above half the words of a talker 10 dB
-    /// over the room.
+    /// How far above the background's 25th percentile level, in dB, a frame must stand to start speech
+    /// there, at least; half as far holds speech that has started. The frames of a room of seven talkers
+    /// (spreads of 3.5 to 5 dB) rise 6 to 7 dB above that level one time in 20 and 8 to 9 dB one in 100,
+    /// whether it is 20 or 0 dB under the talker; four spreads above the 5th percentile set the bar at 14
+    /// to 20 dB, above half the words of a talker 10 dB over the room.
     static let aboveVoicesToStart = 12.0
-    /// Half as far, for a frame to hold speech that has started: where the room's own frames rise one time in 20.
-    static let aboveVoicesToHold = 6.0
+    /// The bar in spreads, where that is higher: two or three talkers rise and fall further (spreads of
+    /// 7.5 to 13 dB), and 12 dB alone let their own words start speech 10 to 30 times a minute.
+    static let spreadsAboveVoicesToStart = 2.5
     /// A frame with more residual echo than this share of its power says nothing of the room's own
     /// background; it does not count, and the background is not judged until 5 s have passed without one.
     /// Without a canceller's word on the echo, a far end the microphone hears could be that background,
@@ -174,7 +176,8 @@ public final class VoiceActivityDetector {
         let spread = typical - lull
         framesWithoutEcho = residualEcho == nil || echoShare > Self.echoShareOfBackground ? 0 : framesWithoutEcho + 1
         let gateOff = spread <= Self.voicesSpread || framesWithoutEcho < BackgroundLevels.frames
-        let aboveVoices = gateOff || level > typical + (speaking ? Self.aboveVoicesToHold : Self.aboveVoicesToStart)
+        let startBar = max(Self.aboveVoicesToStart, Self.spreadsAboveVoicesToStart * spread)
+        let aboveVoices = gateOff || level > typical + (speaking ? startBar / 2 : startBar)
         let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr, aboveVoices: aboveVoices)
         if echoShare <= Self.echoShareOfBackground {
             talkWithoutBackground = decision.speech ? talkWithoutBackground + 1 : 0

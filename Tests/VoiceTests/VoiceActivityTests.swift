@@ -234,8 +234,8 @@ import Glibc
     /// frame had to stand four of the room's spreads above its lulls (14 to
     /// 20 dB) to start speech, the detector found 3 and 1 of the 3 lines and
     /// 31% and 7% of their frames (F1 0.463 and 0.128); now it must stand
-    /// 12 dB above the room's typical level: 3 and 3, F1 0.778 and 0.598.
-    @Test(arguments: zip([10.0, 5.0], [0.7, 0.5]))
+    /// 12 dB above the room's typical level: 3 and 3, F1 0.724 and 0.492.
+    @Test(arguments: zip([10.0, 5.0], [0.65, 0.4]))
     func aTalkerLittleOverARoomIsFoundInIt(decibels: Double, leastF1: Double) throws {
         let result = try Self.overARoom(decibels: decibels, voices: 7, lead: 400, aloneFrom: 20)
         print("babble \(Int(decibels)) dB under the lines: \(result.summary)")
@@ -243,6 +243,17 @@ import Glibc
         #expect(result.spurious.count <= 2, "onsets in the room alone, at frames \(result.spurious)")
         #expect(result.found == result.lines, "lines found: \(result.found) of \(result.lines)")
         #expect(result.f1 >= leastF1, "F1 \(result.f1) (precision \(result.precision), recall \(result.recall))")
+    }
+
+    /// The lines 10 dB over a room of three other talkers, whose own words
+    /// rise and fall further than seven's: the detector does not take them
+    /// for the talker. With the bar at 12 dB above the room's typical level
+    /// alone, it held speech through 56% of the room and started it 12 times.
+    @Test func aRoomOfThreeTalkersStartsNoSpeech() throws {
+        let result = try Self.overARoom(decibels: 10, voices: 3, lead: 400, aloneFrom: 20)
+        print("three talkers 10 dB under the lines: \(result.summary)")
+        #expect(result.heldThroughRoom <= 0.1, "speech held through \(Int(result.heldThroughRoom * 100))% of the room alone")
+        #expect(result.spurious.count <= 2, "onsets in the room alone, at frames \(result.spurious)")
     }
 
     /// The lines 10 dB over a room of five other talkers, who talk from the
