@@ -56,6 +56,14 @@ public final class EchoCanceller {
     static let talkerOverSubtraction: Float = 0.25
     /// Between a talker's words: the residual estimated, once.
     static let pauseOverSubtraction: Float = 1
+    /// Over a talker whose burst the detector told apart from the echo, in
+    /// an output that does not follow the echo estimate but takes its
+    /// shape: the residual estimated, once, not four times it. A talker's
+    /// log spectrum and a voice's or a game's echo correlate as any two
+    /// such sounds do, so the shape alone took much of their words in
+    /// double talk; a burst only taken as theirs for coming soon after
+    /// their last keeps four times it, since the echo's own bursts do too.
+    static let toldApartOverSubtraction: Float = 1
     /// The mean magnitude-squared coherence of the output with the echo
     /// estimate over the decision band, past which the output carries the
     /// echo the filter misjudges, as after the echo path moved (there, half
@@ -131,8 +139,12 @@ public final class EchoCanceller {
         case unknown
         /// A detector hears nobody near: what the filter left while the far end plays is echo.
         case silent
-        /// A detector hears someone near talking.
+        /// A detector hears someone near talking, in a burst taken as
+        /// theirs because it came soon after their last.
         case talking
+        /// A detector hears someone near talking, in a burst it has told
+        /// apart from the echo.
+        case toldApart
         /// A detector hears someone, but nothing yet tells them from the
         /// echo: while the output holds no more than echo, it is echo.
         case unconfirmed
@@ -356,7 +368,7 @@ public final class EchoCanceller {
         // a block where the detector hears someone near and the output
         // holds them, for as long as the detector does, up to
         // `talkHoldBlocks`: an echo path that changed meanwhile is still taken up.
-        let talkOver = hasConverged && (nearEnd == .talking || nearEnd == .unconfirmed) && (nearEndAudible || blocksHeldForTalker > 0)
+        let talkOver = hasConverged && (nearEnd == .talking || nearEnd == .toldApart || nearEnd == .unconfirmed) && (nearEndAudible || blocksHeldForTalker > 0)
         blocksHeldForTalker = talkOver ? blocksHeldForTalker + 1 : 0
         let holdForTalker = talkOver && blocksHeldForTalker <= Self.talkHoldBlocks
         // Copied element by element: assigning arrays would share their
@@ -390,12 +402,15 @@ public final class EchoCanceller {
         // words, not four times it. Right after the echo path moves, its
         // echo follows the estimate, or fills the output in its shape where
         // the room's noise blurs the coherence: then a pause is echo alone.
-        let talkerNear = nearEnd == .talking || nearEnd == .pausing
-        let apartFromEcho = talkerNear && echoCoherence < Self.echoCoherentAbove && !outputShapedLikeEcho()
+        // A burst told apart from the echo loses the residual once where
+        // the output only takes the echo's shape.
+        let talkerNear = nearEnd == .talking || nearEnd == .toldApart || nearEnd == .pausing
+        let incoherent = echoCoherence < Self.echoCoherentAbove
+        let apartFromEcho = talkerNear && incoherent && !outputShapedLikeEcho()
         let echoAlone = farEndActive
             && (nearEnd == .silent || (nearEnd == .pausing && !apartFromEcho) || (nearEnd == .unconfirmed && outputHoldsOnlyEcho))
-        let nearOverSubtraction = !apartFromEcho ? Self.overSubtraction
-            : nearEnd == .talking ? Self.talkerOverSubtraction : Self.pauseOverSubtraction
+        let nearOverSubtraction = apartFromEcho ? (nearEnd == .pausing ? Self.pauseOverSubtraction : Self.talkerOverSubtraction)
+            : nearEnd == .toldApart && incoherent ? Self.toldApartOverSubtraction : Self.overSubtraction
         for bin in 0..<Self.bins {
             let echoOnly = echoAlone
                 || (micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin])
@@ -510,7 +525,7 @@ public final class EchoCanceller {
         // Not `hasConverged`: a filter that lags the drift far enough adds
         // echo at high frequencies, which reads as a new path. A new path
         // fails the coherence test instead.
-        intervalUsable = intervalUsable && nearEnd != .talking && !(nearEnd == .unknown && nearEndDominates)
+        intervalUsable = intervalUsable && nearEnd != .talking && nearEnd != .toldApart && !(nearEnd == .unknown && nearEndDominates)
         blocksSinceSnapshot += 1
         guard blocksSinceSnapshot >= Self.driftInterval else { return }
         if intervalUsable { measureDrift() }

@@ -111,10 +111,11 @@ public final class UplinkChain {
         // the talker's is taken as theirs: the quiet start of a word would
         // be cut before their voice rises above the echo. So is a pause
         // soon after it, over a settled filter: the detector misses the
-        // quieter syllables between their words.
+        // quieter syllables between their words. The canceller is told which
+        // bursts the gate counted: it spares those more of their voice.
         framesSinceTalker = detectorSpeaking && burstIsTalker ? 0 : min(framesSinceTalker + 1, Self.talkerCarriesFrames)
         let nearEnd: EchoCanceller.NearEnd = !detectorSpeaking ? (talkerSpokeLately && canceller.hasSettled ? .pausing : .silent)
-            : burstIsTalker || talkerSpokeLately ? .talking : .unconfirmed
+            : burstIsTalker ? .toldApart : talkerSpokeLately ? .talking : .unconfirmed
         echoCanceller?.suppress(frame, nearEnd: nearEnd)
         noiseSuppressor.process(frame)
         gain.process(frame, speech: decision.speech)

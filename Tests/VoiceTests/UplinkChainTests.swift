@@ -184,7 +184,9 @@ import Voice
         // counted, suppressed as echo: 203 of 1,100 frames; 261 with bursts
         // after the player's taken for echo while the output held no more
         // than echo. Between words, only the echo estimated to be left: 76.
-        #expect(cut.count * 100 <= lineFrames.count * 10, "\(cut.count) of \(lineFrames.count) frames of the lines cut by 20 dB or more")
+        // Over bursts the gate counted, the residual once, not four times,
+        // where the output takes the echo's shape: 58.
+        #expect(cut.count * 100 <= lineFrames.count * 6, "\(cut.count) of \(lineFrames.count) frames of the lines cut by 20 dB or more")
     }
 
     /// The corpus's double talk in a room of voices, short: a game's music
