@@ -86,6 +86,13 @@ public final class EchoCanceller {
     /// 0.5 to 0.9), a talker does not (0.1 to 0.2).
     static let apartNearRatio: Float = 0.1
     static let incoherentBelow: Float = 0.2
+    /// The coherence under which an output holding a quarter of the echo
+    /// can be a talker: theirs stays under 0.4 nine blocks in ten, while
+    /// the echo the filter misjudges after the path moved rises over 0.5
+    /// as often. Taken for a talker, that echo kept the foreground's old
+    /// coefficients through the first quarter second after a move, while
+    /// the background had learnt the new path 8 to 10 dB better.
+    static let audibleIncoherentBelow: Float = 0.45
     /// About -7.4 dB: 0.12 (-9.2 dB) still let a small loudspeaker's distorted echo through.
     static let echoOnlyRatio: Float = 0.18
     static let erleRising: Float = 0.1, erleFalling: Float = 0.02, erleFailing: Float = 0.5
@@ -116,7 +123,8 @@ public final class EchoCanceller {
     /// The filter's output holds more than a quarter of the echo it
     /// predicts: far more than a converged filter leaves of echo alone, so
     /// someone near is talking, even under an echo louder than they are;
-    /// unless the filter adds power, as when the echo path has changed.
+    /// unless the filter adds power or the output follows the echo
+    /// estimate (coherence 0.45 or more), as when the echo path has changed.
     @exclusivity(unchecked) public private(set) var nearEndAudible = false
     /// The filter's output holds more than a tenth of the echo it predicts
     /// and hardly follows the echo estimate (coherence under 0.2), as a
@@ -656,7 +664,7 @@ public final class EchoCanceller {
         nearEndDominates = nearTalk
         // The filter adds power where it should remove it: it is misadjusted.
         let failing = errorSum > micSum && echoSum > 0.3 * micSum
-        nearEndAudible = !failing && errorSum > Self.audibleNearRatio * echoSum
+        nearEndAudible = !failing && errorSum > Self.audibleNearRatio * echoSum && echoCoherence < Self.audibleIncoherentBelow
         nearEndApartFromEcho = !failing && errorSum > Self.apartNearRatio * echoSum && echoCoherence < Self.incoherentBelow
         outputHoldsOnlyEcho = !failing && (errorSum < Self.echoOnlyRatio * echoSum || (!hasConverged && !nearTalk))
         // Whatever it had learnt no longer holds: it converges anew.
