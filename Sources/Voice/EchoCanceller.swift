@@ -161,6 +161,10 @@ public final class EchoCanceller {
         /// the filter is estimated to leave is taken away, unless the
         /// output follows the echo or takes its shape.
         case pausing
+
+        /// A detector hears someone near talking, whether it told their
+        /// burst apart from the echo or took it as theirs for coming soon after their last.
+        var hearsTalker: Bool { self == .talking || self == .toldApart }
     }
     /// The near end as the last `suppress` was told it.
     @exclusivity(unchecked) private var nearEnd = NearEnd.unknown
@@ -376,7 +380,7 @@ public final class EchoCanceller {
         // a block where the detector hears someone near and the output
         // holds them, for as long as the detector does, up to
         // `talkHoldBlocks`: an echo path that changed meanwhile is still taken up.
-        let talkOver = hasConverged && (nearEnd == .talking || nearEnd == .toldApart || nearEnd == .unconfirmed) && (nearEndAudible || blocksHeldForTalker > 0)
+        let talkOver = hasConverged && (nearEnd.hearsTalker || nearEnd == .unconfirmed) && (nearEndAudible || blocksHeldForTalker > 0)
         blocksHeldForTalker = talkOver ? blocksHeldForTalker + 1 : 0
         let holdForTalker = talkOver && blocksHeldForTalker <= Self.talkHoldBlocks
         // Copied element by element: assigning arrays would share their
@@ -412,7 +416,7 @@ public final class EchoCanceller {
         // the room's noise blurs the coherence: then a pause is echo alone.
         // A burst told apart from the echo loses the residual once where
         // the output only takes the echo's shape.
-        let talkerNear = nearEnd == .talking || nearEnd == .toldApart || nearEnd == .pausing
+        let talkerNear = nearEnd.hearsTalker || nearEnd == .pausing
         let incoherent = echoCoherence < Self.echoCoherentAbove
         let apartFromEcho = talkerNear && incoherent && !outputShapedLikeEcho()
         let echoAlone = farEndActive
@@ -533,7 +537,7 @@ public final class EchoCanceller {
         // Not `hasConverged`: a filter that lags the drift far enough adds
         // echo at high frequencies, which reads as a new path. A new path
         // fails the coherence test instead.
-        intervalUsable = intervalUsable && nearEnd != .talking && nearEnd != .toldApart && !(nearEnd == .unknown && nearEndDominates)
+        intervalUsable = intervalUsable && !nearEnd.hearsTalker && !(nearEnd == .unknown && nearEndDominates)
         blocksSinceSnapshot += 1
         guard blocksSinceSnapshot >= Self.driftInterval else { return }
         if intervalUsable { measureDrift() }

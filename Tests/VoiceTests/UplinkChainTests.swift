@@ -238,10 +238,8 @@ import Voice
         let mic = (0..<length).map { ($0 < move ? before[$0] : after[$0]) + background[$0] }
         let (uplink, _, speech) = try Self.run(mic: mic, far: far, muted: false)
 
-        let firstSecond = (move / 160)..<(move / 160 + 100)
-        let micPower = firstSecond.map { pow(10, Self.level($0, mic) / 10) }.reduce(0, +)
-        let uplinkPower = firstSecond.map { pow(10, Self.level($0, uplink) / 10) }.reduce(0, +)
-        let erle = 10 * log10(micPower / uplinkPower)
+        let firstSecond = Array((move / 160)..<(move / 160 + 100))
+        let erle = Self.level(firstSecond, mic) - Self.level(firstSecond, uplink)
         let heard = firstSecond.filter { speech[$0] }.count
         print(String(format: "microphone moved under a game's echo: %.1f dB less echo in the first second, %d of its 100 frames heard as speech",
                      erle, heard))
