@@ -123,8 +123,9 @@ public final class EchoCanceller {
     /// The filter's output holds more than a quarter of the echo it
     /// predicts: far more than a converged filter leaves of echo alone, so
     /// someone near is talking, even under an echo louder than they are;
-    /// unless the filter adds power or the output follows the echo
-    /// estimate (coherence 0.45 or more), as when the echo path has changed.
+    /// unless the filter adds power, the microphone holds less than the
+    /// echo predicted, or the output follows the echo estimate (coherence
+    /// 0.45 or more), as when the echo path has changed.
     @exclusivity(unchecked) public private(set) var nearEndAudible = false
     /// The filter's output holds more than a tenth of the echo it predicts
     /// and hardly follows the echo estimate (coherence under 0.2), as a
@@ -137,7 +138,8 @@ public final class EchoCanceller {
     /// the filter predicts, which what a small loudspeaker's distortion
     /// leaves of speech stays under and a talker's voice soon rises above;
     /// or the filter is still learning and the microphone holds little
-    /// beyond the echo. Never while the filter adds power.
+    /// beyond the echo; or the microphone holds less than the echo the
+    /// filter predicts, which no talker makes.
     @exclusivity(unchecked) private var outputHoldsOnlyEcho = false
     /// The output's coherence with the echo estimate, over the decision band.
     @exclusivity(unchecked) private var echoCoherence: Float = 0
@@ -668,16 +670,27 @@ public final class EchoCanceller {
         nearEndDominates = nearTalk
         // The filter adds power where it should remove it: it is misadjusted.
         let failing = errorSum > micSum && echoSum > 0.3 * micSum
-        nearEndAudible = !failing && errorSum > Self.audibleNearRatio * echoSum && echoCoherence < Self.audibleIncoherentBelow
+        // A talker adds to the echo: a microphone holding less than the
+        // echo predicted tells a filter that misjudges it, as in the first
+        // blocks after the echo path moves, before the coherence follows.
+        let overestimating = micSum < echoSum
+        nearEndAudible = !failing && !overestimating && errorSum > Self.audibleNearRatio * echoSum
+            && echoCoherence < Self.audibleIncoherentBelow
         nearEndApartFromEcho = !failing && errorSum > Self.apartNearRatio * echoSum && echoCoherence < Self.incoherentBelow
-        outputHoldsOnlyEcho = !failing && (errorSum < Self.echoOnlyRatio * echoSum || (!hasConverged && !nearTalk))
+        outputHoldsOnlyEcho = overestimating || !failing && (errorSum < Self.echoOnlyRatio * echoSum || (!hasConverged && !nearTalk))
+        // An output that holds a quarter of the echo and follows its
+        // estimate, with no talker heard, is echo the filter misjudges:
+        // what the filter removes is taken to fall as fast as where it
+        // fails, or the suppressor's estimate stays the old path's for seconds.
+        let misjudging = failing || (echoCoherence > Self.echoCoherentAbove && errorSum > Self.audibleNearRatio * echoSum
+            && !nearEnd.hearsTalker && nearEnd != .pausing)
         // Whatever it had learnt no longer holds: it converges anew.
         failingBlocks = failing ? failingBlocks + 1 : 0
         if failingBlocks >= Self.failedAfter { activeBlocks = 0 }
         if farActive && (failing || !nearTalk) {
             for bin in 0..<bins where failing || micPower[bin] < Self.echoDominated * echoPower[bin] {
                 let target = log(min(max(echoPower[bin] / (errorPower[bin] + 1e-12), 1), 1_000))
-                let rate = target > logERLE[bin] ? Self.erleRising : failing ? Self.erleFailing : Self.erleFalling
+                let rate = target > logERLE[bin] ? Self.erleRising : misjudging ? Self.erleFailing : Self.erleFalling
                 logERLE[bin] += rate * (target - logERLE[bin])
             }
         }
