@@ -41,8 +41,11 @@ public final class EchoCanceller {
     static let regularisation: Float = 1e-8 * Float(partitions * fftSize)
     static let errorSmoothing: Float = 0.8
     static let copyBelow: Float = 0.7
-    /// One second of a near talker through which the foreground keeps its coefficients.
-    static let talkHoldBlocks = 100
+    /// Two seconds of a near talker through which the foreground keeps its
+    /// coefficients: a talker's words run on for 3 s and more, and a
+    /// foreground that took up the background after one second took up
+    /// their voice too.
+    static let talkHoldBlocks = 200
     static let resetAbove: Float = 4
     // Residual echo suppressor.
     static let spectrumSmoothing: Float = 0.5
