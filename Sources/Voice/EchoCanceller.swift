@@ -170,6 +170,8 @@ public final class EchoCanceller {
         /// A detector hears someone near talking, whether it told their
         /// burst apart from the echo or took it as theirs for coming soon after their last.
         var hearsTalker: Bool { self == .talking || self == .toldApart }
+        /// A detector hears someone near talking, or a pause moments after they spoke.
+        var talkerNear: Bool { hearsTalker || self == .pausing }
     }
     /// The near end as the last `suppress` was told it.
     @exclusivity(unchecked) private var nearEnd = NearEnd.unknown
@@ -421,9 +423,8 @@ public final class EchoCanceller {
         // the room's noise blurs the coherence: then a pause is echo alone.
         // A burst told apart from the echo loses the residual once where
         // the output only takes the echo's shape.
-        let talkerNear = nearEnd.hearsTalker || nearEnd == .pausing
         let incoherent = echoCoherence < Self.echoCoherentAbove
-        let apartFromEcho = talkerNear && incoherent && !outputShapedLikeEcho()
+        let apartFromEcho = nearEnd.talkerNear && incoherent && !outputShapedLikeEcho()
         let echoAlone = farEndActive
             && (nearEnd == .silent || (nearEnd == .pausing && !apartFromEcho) || (nearEnd == .unconfirmed && outputHoldsOnlyEcho))
         let nearOverSubtraction = apartFromEcho ? (nearEnd == .pausing ? Self.pauseOverSubtraction : Self.talkerOverSubtraction)
@@ -677,16 +678,15 @@ public final class EchoCanceller {
         // echo predicted tells a filter that misjudges it, as in the first
         // blocks after the echo path moves, before the coherence follows.
         let overestimating = micSum < echoSum
-        nearEndAudible = !failing && !overestimating && errorSum > Self.audibleNearRatio * echoSum
-            && echoCoherence < Self.audibleIncoherentBelow
+        let quarterOfEcho = errorSum > Self.audibleNearRatio * echoSum
+        nearEndAudible = !failing && !overestimating && quarterOfEcho && echoCoherence < Self.audibleIncoherentBelow
         nearEndApartFromEcho = !failing && errorSum > Self.apartNearRatio * echoSum && echoCoherence < Self.incoherentBelow
         outputHoldsOnlyEcho = overestimating || !failing && (errorSum < Self.echoOnlyRatio * echoSum || (!hasConverged && !nearTalk))
         // An output that holds a quarter of the echo and follows its
         // estimate, with no talker heard, is echo the filter misjudges:
         // what the filter removes is taken to fall as fast as where it
         // fails, or the suppressor's estimate stays the old path's for seconds.
-        let misjudging = failing || (echoCoherence > Self.echoCoherentAbove && errorSum > Self.audibleNearRatio * echoSum
-            && !nearEnd.hearsTalker && nearEnd != .pausing)
+        let misjudging = failing || (echoCoherence > Self.echoCoherentAbove && quarterOfEcho && !nearEnd.talkerNear)
         // Whatever it had learnt no longer holds: it converges anew.
         failingBlocks = failing ? failingBlocks + 1 : 0
         if failingBlocks >= Self.failedAfter { activeBlocks = 0 }

@@ -268,9 +268,9 @@ import Voice
     /// echo: the uplink carries the echo 35 dB or more below the
     /// microphone from the first second on, and no talker is heard in it.
     @Test func theEchoOfAMicrophoneMovedAwayIsTakenAwayAtOnce() throws {
-        let far = try VoiceSignals.game(frames: 10 * 16_000)
-        let before = VoiceSignals.echo(of: Self.loudspeaker(far), rt60: 0.3)
-        let after = VoiceSignals.echo(of: Self.loudspeaker(far), rt60: 0.3, loss: 8, seed: 23)
+        let far = try VoiceSignals.game(frames: 10 * 16_000), played = Self.loudspeaker(far)
+        let before = VoiceSignals.echo(of: played, rt60: 0.3)
+        let after = VoiceSignals.echo(of: played, rt60: 0.3, loss: 8, seed: 23)
         let (firstSecond, later, heard) = try Self.afterEchoPathChange(far: far, before: before, after: after)
         print(String(format: "microphone moved away under a game's echo: %.1f dB less echo in the first second, %.1f dB after it, "
                      + "%d of its 100 frames heard as speech", firstSecond, later, heard))
