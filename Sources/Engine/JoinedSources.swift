@@ -131,7 +131,14 @@ public final class SourceStream: Sendable {
     public var queuedFrames: Int { ring.count }
 }
 
-/// The mix a renderer plays: the scene, ducked under voices, or the talkers.
+/// The mix a source belongs to: the scene, ducked under voices, or the
+/// talkers (voices and prompts), which keep their level.
+///
+/// A room renders its scene file's talkers apart, so ducking lowers the
+/// scene as a whole. The sources that join while it plays all play in the
+/// scene's renderer, the talkers among them held above its ducking: a
+/// remote talker then costs a source on the scene's OpenAL bus, not a bus
+/// and a reverb of its own.
 public enum SourceMix: Sendable {
     /// Sources of category `scene`, with the room's reverb.
     case scene
@@ -145,12 +152,22 @@ public enum SourceMix: Sendable {
         let count = SessionControls.joinCapacityPerMix
         return self == .scene ? 0..<count : count..<(2 * count)
     }
+
+    /// The places a renderer of this mix plays: the scene's, every joined source's; the talkers', none.
+    var playedPlaces: Range<Int> { self == .scene ? 0..<(2 * SessionControls.joinCapacityPerMix) : 0..<0 }
+
+    /// The talkers' places among `playedPlaces`, counted from its start.
+    var talkerPlaces: Range<Int> {
+        let played = playedPlaces, talkers = SourceMix.talkers.joinPlaces.clamped(to: played)
+        return (talkers.lowerBound - played.lowerBound)..<(talkers.upperBound - played.lowerBound)
+    }
 }
 
-/// A renderer's voices for sources that join its mix while the room plays.
-/// Everything is made with the renderer, so a join opens nothing, a leave
-/// frees nothing, and a source that changes how it renders moves between
-/// parts the renderer already has, heard from the next block:
+/// The scene renderer's voices for the sources that join the room while it
+/// plays, the scene's and the talkers'. Everything is made with the
+/// renderer, so a join opens nothing, a leave frees nothing, and a source
+/// that changes how it renders moves between parts the renderer already
+/// has, heard from the next block:
 ///
 /// - a streamed point per place on each OpenAL bus, HRTF and panning;
 /// - a place per source in the engine's sound field;
@@ -158,8 +175,12 @@ public enum SourceMix: Sendable {
 ///   an in-head point that bypasses the room.
 final class JoinedVoices {
     private let controls: SessionControls
-    /// The mix's places in the controls; `places` and each bus's voices count from its start.
+    /// The places this renderer plays in the controls; `places` and each bus's voices count from its start.
     private let range: Range<Int>
+    /// The talkers' places among them, which keep their level while the buses' listener gain ducks the rest.
+    private let talkers: Range<Int>
+    /// The buses' listener gain: the scene's ducking, linear.
+    @exclusivity(unchecked) private var ducking = 1.0
     /// The route the renderer plays, which decides the bus of a source asking for no algorithm.
     private let route: OutputRoute
     /// One voice per place on the HRTF bus, then one per place on the panning bus.
@@ -184,6 +205,11 @@ final class JoinedVoices {
 
     /// The most channels a source played as it is has: 7.1.
     private static let maximumChannels = 8
+
+    /// How far a talker's OpenAL gain may rise: OpenAL mixes nothing above
+    /// 16 (+24 dB, the most a source may ask), and the deepest ducking
+    /// (-60 dB) lifts a talker's gain as far again to keep its level.
+    private static let gainCeiling = 16 / Level.linear(fromDecibels: -60)
 
     private struct Place {
         var generation = 0
@@ -239,15 +265,18 @@ final class JoinedVoices {
         self.latency = latency
         self.listenerPosition = listenerPosition
         sendBus = Self.busIndex(route.automaticAlgorithm)
-        let range = mix.joinPlaces
+        let range = mix.playedPlaces
         self.range = range
+        let talkerPlaces = mix.talkerPlaces
+        talkers = talkerPlaces
         // Enough chunks for the longest render call and one ahead of it, twice over.
         let chunks = 2 * (RoomRenderer.maximumCallFrames / RoomRenderer.blockFrames + 2)
         voices = try [hrtf, panning].map { mixer in
-            try range.map { _ in
+            try (0..<range.count).map { place in
                 let stream = try mixer.makeStreamedPoint(distance: distance, chunkFrames: RoomRenderer.blockFrames, chunks: chunks)
                 // Makes the device's filter storage now, not on the render thread at the first join.
                 try stream.point.setRoomEffects(reverbBlend: 0, obstruction: 0, occlusion: 0)
+                if talkerPlaces.contains(place) { try stream.point.setGainCeiling(Self.gainCeiling) }
                 return Voice(stream)
             }
         }
@@ -308,6 +337,22 @@ final class JoinedVoices {
     }
 
     // MARK: The render thread
+
+    /// The buses' listener gain is now `gain` (linear): the talkers' OpenAL
+    /// voices rise against it in the same update, so they keep their level.
+    /// The field lifts the talkers in it itself.
+    func setDucking(_ gain: Double) throws {
+        guard gain != ducking else { return }
+        ducking = gain
+        for index in talkers where places[index].feed != nil {
+            guard let voice = voice(index), voice.sounding else { continue }
+            try voice.stream.point.setGain(linear: spatialGain(index, places[index].applied))
+        }
+    }
+
+    /// What a place's OpenAL gain is multiplied by to sound at its level on
+    /// a ducked bus: a talker's rises against the ducking, the scene's does not.
+    private func lift(_ index: Int) -> Double { talkers.contains(index) ? 1 / ducking : 1 }
 
     /// Takes the joins, leaves and changes since the last block, with the
     /// listener where the renderer has it.
@@ -448,7 +493,7 @@ final class JoinedVoices {
     /// The gain of a place's spatial part: what its in-head copy leaves. A
     /// reverb send keeps the source's whole gain, as a scene's does.
     private func spatialGain(_ index: Int, _ state: SourceState) -> Double {
-        isSend(index) ? state.gain : state.gain * (1 - places[index].inHeadShare)
+        (isSend(index) ? state.gain : state.gain * (1 - places[index].inHeadShare)) * lift(index)
     }
 
     /// Fades `voice` out over the first half of the block about to render,
@@ -513,13 +558,13 @@ final class JoinedVoices {
         }
     }
 
-    /// Adds what every place plays as it is over the `count` frames just
-    /// rendered from `frame` into `output`, delayed by the buses' latency
-    /// and ramped from the last block's gain. A part that faded to nothing
-    /// lets its feed go.
-    func mix(into output: UnsafeMutableBufferPointer<Float>, outputChannels: Int, from frame: Int, count: Int) {
+    /// Adds what the places of `mix` play as they are over the `count`
+    /// frames just rendered from `frame` into `output`, delayed by the
+    /// buses' latency and ramped from the last block's gain. A part that
+    /// faded to nothing lets its feed go.
+    func mix(_ mix: SourceMix, into output: UnsafeMutableBufferPointer<Float>, outputChannels: Int, from frame: Int, count: Int) {
         let block = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
-        for index in places.indices where places[index].asIs.feed != nil {
+        for index in places.indices where places[index].asIs.feed != nil && talkers.contains(index) == (mix == .talkers) {
             let asIs = places[index].asIs
             places[index].asIs.gain = asIs.target
             if asIs.gain == 0 && asIs.target == 0 {

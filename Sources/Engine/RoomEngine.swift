@@ -8,11 +8,14 @@ import Voice
 /// rendered, the scene ducked under voice, prompts, the microphone's uplink
 /// and the events that come of it.
 ///
-/// The scene's own sources and the talkers (participants, voice and prompt
-/// sources) render in two mixes, so ducking lowers the scene as a whole,
-/// its reverb included, and never a voice. The master block goes to the
-/// sink and is the echo canceller's reference, unless a sink that mixes in
-/// audio of its own reports what it played instead.
+/// The scene file's own sources and its talkers (participants, voice and
+/// prompt sources) render in two mixes, so ducking lowers the scene and
+/// never a voice. Sources that join while the room plays, remote talkers
+/// among them, play in the scene's renderer, sharing its buses and reverb:
+/// its ducking is OpenAL's listener gain, against which the talkers' gains
+/// rise. The master block goes to the sink and is the echo canceller's
+/// reference, unless a sink that mixes in audio of its own reports what it
+/// played instead.
 public final class RoomEngine {
     /// The engine's block: 10 ms at 48 kHz.
     public static let blockFrames = RoomRenderer.blockFrames
@@ -321,6 +324,7 @@ public final class RoomEngine {
         // this count, the field's chunk that may trail a block included.
         let joins = controls.changeCount()
         startPrompts()
+        scene.setDucking(ducker.advance(frames: block))
         var done = 0
         while done < block {
             var part = block - done
@@ -336,7 +340,6 @@ public final class RoomEngine {
             let range = (done * channels)..<((done + part) * channels)
             let sceneSlice = UnsafeMutableBufferPointer(rebasing: master[range])
             try scene.render(into: sceneSlice, frameCount: part)
-            ducker.apply(to: sceneSlice, frames: part, channels: channels)
             let talkerSlice = UnsafeMutableBufferPointer(rebasing: talkerMix[range])
             try talkers.render(into: talkerSlice, frameCount: part)
             for index in range { master[index] += talkerMix[index] }

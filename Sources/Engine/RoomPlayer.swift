@@ -20,6 +20,8 @@ public final class RoomPlayer {
     /// The renderer being faded out, and how far the fade has gone.
     @exclusivity(unchecked) private var fading: (renderer: RoomRenderer, done: Int)?
     @exclusivity(unchecked) private var scratch: [Float]
+    /// The scene's ducking, linear, which a renderer taking over starts at.
+    @exclusivity(unchecked) private var ducking = 1.0
 
     /// How every renderer it makes scales to crowds.
     public let levelOfDetail: LevelOfDetail
@@ -33,7 +35,7 @@ public final class RoomPlayer {
     ///   - controls: the room's parameter plane, which every renderer it makes reads; by default one of its own.
     ///   - frame: where on the room's timeline to begin.
     ///   - levelOfDetail: when a crowd of sources renders partly in the field.
-    ///   - mix: which of the sources that join the room later it plays.
+    ///   - mix: which of the room's sources it plays; the scene's renderer also plays every source that joins later.
     public init(room: Room, route: OutputRoute? = nil, controls: SessionControls? = nil, startingAt frame: Int = 0,
                 levelOfDetail: LevelOfDetail = .standard, mix: SourceMix = .scene) throws {
         self.levelOfDetail = levelOfDetail
@@ -58,9 +60,17 @@ public final class RoomPlayer {
     public func crossfade(to next: RoomRenderer) {
         precondition(next.layout == renderer.layout && next.framesRendered == renderer.framesRendered,
                      "a renderer taking over plays the same channels from the same frame")
+        next.setDucking(ducking, immediately: true)
         if let (old, _) = fading { retire(old) }
         fading = (renderer, 0)
         renderer = next
+    }
+
+    /// Ducks the scene to `gain` (linear) by the end of the next render; the talkers keep their level.
+    public func setDucking(_ gain: Double) {
+        ducking = gain
+        renderer.setDucking(gain)
+        fading?.renderer.setDucking(gain)
     }
 
     /// Renders the next `frameCount` frames, interleaved, into `output`.

@@ -29,7 +29,7 @@ public final class RoomRenderer {
     public let route: OutputRoute
     /// What the room is told while it plays, which this renderer reads each call.
     public let controls: SessionControls
-    /// Which of the sources that join the room while it plays this renderer plays.
+    /// Which mix of the room it plays: the scene's renderer also plays every source that joins while the room plays.
     public let mix: SourceMix
     /// The route's own algorithm, which sources asking for none get.
     public var algorithm: RenderAlgorithm { route.automaticAlgorithm }
@@ -71,6 +71,13 @@ public final class RoomRenderer {
     /// The voices' starts as the renderer was made, in order; `nextStart` is the first not yet due.
     private let schedule: [(voice: Int, frame: Int)]
     @exclusivity(unchecked) private var nextStart = 0
+    /// The scene's ducking (linear) as set for the next render, as the last
+    /// render left what the engine mixes itself, and as the buses have it.
+    @exclusivity(unchecked) private var ducking = 1.0
+    @exclusivity(unchecked) private var duckingApplied = 1.0
+    @exclusivity(unchecked) private var busDucking = 1.0
+    /// What the engine mixes itself for the scene, before it takes the ducking.
+    private let engineMixed: UnsafeMutableBufferPointer<Float>
 
     private final class Bus {
         let mixer: SpatialMixer
@@ -136,7 +143,7 @@ public final class RoomRenderer {
     ///   - frame: where on the room's timeline to begin; sources already
     ///     started by then play from where they would be.
     ///   - levelOfDetail: when a crowd of sources renders partly in the field.
-    ///   - mix: which of the sources that join the room later it plays.
+    ///   - mix: which of the room's sources it plays; the scene's renderer also plays every source that joins later.
     public init(room: Room, route: OutputRoute? = nil, controls: SessionControls? = nil, startingAt frame: Int = 0,
                 levelOfDetail: LevelOfDetail = .standard, mix: SourceMix = .scene) throws {
         self.room = room
@@ -160,7 +167,7 @@ public final class RoomRenderer {
                                          sampleRate: Room.sampleRate,
                                          sources: max(256, 2 * room.sources.count + 64) + SessionControls.joinCapacity
                                             + 1, // the sound field's stream
-                                         voices: room.playingVoices(levelOfDetail))
+                                         voices: room.playingVoices(levelOfDetail, joinPlaces: mix.playedPlaces.count))
             try mixer.setDistanceModel(distance)
             try mixer.setListener(position: listener.position, orientation: listener.orientation)
             if let reverb = scene.reverb { try mixer.setReverb(ReverbPreset(reverb.preset), levelDecibels: reverb.levelDecibels) }
@@ -175,7 +182,7 @@ public final class RoomRenderer {
         // The field plays on the route's bus; the room's sources that use it keep that bus awake.
         let field = try SoundFieldBus(mixer: buses[route.automaticAlgorithm]!.mixer, listenerPosition: listener.position,
                                       listenerOrientation: listener.orientation, distance: distance,
-                                      joinPlaces: mix.joinPlaces.count, startingAt: frame)
+                                      joinPlaces: mix.playedPlaces.count, heldAboveDucking: mix.talkerPlaces, startingAt: frame)
         func soundField() throws -> SoundFieldBus {
             used.insert(route.automaticAlgorithm)
             return field
@@ -328,6 +335,8 @@ public final class RoomRenderer {
         self.sources = sources
         self.passthrough = passthrough
         self.choices = choices
+        engineMixed = .allocate(capacity: Self.maximumCallFrames * route.layout.channelCount)
+        engineMixed.initialize(repeating: 0)
         schedule = voices.indices.map { ($0, sources[voices[$0].source].applied.startFrame) }.sorted { $0.frame < $1.frame }
         framesRendered = frame
         try crowd?.start(at: frame)
@@ -342,10 +351,29 @@ public final class RoomRenderer {
         }
     }
 
+    deinit { engineMixed.deallocate() }
+
+    /// Ducks the scene to `gain` (linear) by the end of the next render,
+    /// from where the last left it: OpenAL's listener gain on every bus,
+    /// which lowers what the scene's sources send the reverb and lets what
+    /// it holds ring out, and a ramp on what the engine mixes itself. The
+    /// talkers that join keep their level. With `immediately`, the next
+    /// render starts there: a renderer taking over from another.
+    public func setDucking(_ gain: Double, immediately: Bool = false) {
+        ducking = gain
+        if immediately { duckingApplied = gain }
+    }
+
     /// Renders the next `frameCount` frames (at most `maximumCallFrames`), interleaved, into `output`.
     public func render(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) throws {
         precondition(frameCount <= Self.maximumCallFrames, "render at most \(Self.maximumCallFrames) frames a call")
         precondition(output.count >= frameCount * channelCount, "output block too small")
+        field.setDucking(from: busDucking, to: ducking)
+        if ducking != busDucking {
+            for bus in buses { try bus.mixer.setListenerGain(ducking) }
+            try joined.setDucking(ducking)
+            busDucking = ducking
+        }
         try applyControls()
         try joined.feed(from: framesRendered, count: frameCount)
         for bus in buses where bus.standsBy {
@@ -371,10 +399,30 @@ public final class RoomRenderer {
             framesRendered += part
         }
         let block = UnsafeMutableBufferPointer(rebasing: output[0..<(frameCount * channels)])
-        for voice in passthrough { voice.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
-        for bypass in bypasses { bypass.mix(into: block, outputChannels: channels, from: first, count: frameCount) }
-        joined.mix(into: block, outputChannels: channels, from: first, count: frameCount)
+        if duckingApplied == 1 && ducking == 1 {
+            mixScene(into: block, from: first, count: frameCount)
+        } else {
+            // OpenAL ramps its listener gain over the render; the engine's own part follows the same line.
+            let mixed = UnsafeMutableBufferPointer(rebasing: engineMixed[0..<(frameCount * channels)])
+            mixed.update(repeating: 0)
+            mixScene(into: mixed, from: first, count: frameCount)
+            let from = Float(duckingApplied), to = Float(ducking)
+            for frame in 0..<frameCount {
+                let gain = from + (to - from) * Float(frame + 1) / Float(frameCount)
+                for channel in 0..<channels { block[frame * channels + channel] += mixed[frame * channels + channel] * gain }
+            }
+        }
+        duckingApplied = ducking
+        joined.mix(.talkers, into: block, outputChannels: channels, from: first, count: frameCount)
         OutputGuard.sanitize(block)
+    }
+
+    /// Adds what the engine renders itself for the scene, over the `count` frames just rendered from `frame`.
+    private func mixScene(into block: UnsafeMutableBufferPointer<Float>, from frame: Int, count: Int) {
+        let channels = channelCount
+        for voice in passthrough { voice.mix(into: block, outputChannels: channels, from: frame, count: count) }
+        for bypass in bypasses { bypass.mix(into: block, outputChannels: channels, from: frame, count: count) }
+        joined.mix(.scene, into: block, outputChannels: channels, from: frame, count: count)
     }
 
     /// Renders `seconds` of audio from the current position into a new buffer.
@@ -603,7 +651,7 @@ extension Room {
     /// mixers to make ready: a voice per channel of a bed, one per other
     /// source, a crowd's voices alone and as many fading out, the sound
     /// field's stream, and the sources that may join the mix.
-    func playingVoices(_ levelOfDetail: LevelOfDetail) -> Int {
+    func playingVoices(_ levelOfDetail: LevelOfDetail, joinPlaces: Int) -> Int {
         let crowd = hasCrowd(levelOfDetail)
         let members = sources.reduce(0) { count, source in
             if crowd && source.isCrowdCandidate { return count }
@@ -611,7 +659,6 @@ extension Room {
             return count + 1
         }
         // The joined sources have a voice on each of the two OpenAL buses, of which one is this.
-        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + 1
-            + SessionControls.joinCapacityPerMix
+        return members + (crowd ? 2 * levelOfDetail.perSourceVoices : 0) + 1 + joinPlaces
     }
 }

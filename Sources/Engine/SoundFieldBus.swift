@@ -124,6 +124,11 @@ final class SoundFieldBus {
     /// Each joined emitter's encoding gains reached at the end of the last chunk, `components` apiece.
     @exclusivity(unchecked) private var joinedCoefficients: [Float]
     @exclusivity(unchecked) private var joinedSounding = 0
+    /// The joined places that keep their level under the scene's ducking: the talkers'.
+    private let heldAboveDucking: Range<Int>
+    /// The bus's listener gain (the scene's ducking) ramping across the next
+    /// chunk, as OpenAL ramps it across the render that plays the chunk.
+    @exclusivity(unchecked) private var ducking: (from: Float, to: Float) = (1, 1)
     private let distance: DistanceModel
     /// Nothing sounds in it: its streams are stopped and no chunk is made,
     /// until a source joins. A room without field sources pays nothing for it.
@@ -153,8 +158,10 @@ final class SoundFieldBus {
     /// - Parameters:
     ///   - distance: the room's distance law, for the sources that join.
     ///   - joinPlaces: how many sources may join the field while the room plays.
+    ///   - heldAboveDucking: the places among them that keep their level while the bus's listener gain ducks the rest.
     init(mixer: SpatialMixer, listenerPosition: Position, listenerOrientation: Orientation, distance: DistanceModel,
-         joinPlaces: Int, startingAt frame: Int) throws {
+         joinPlaces: Int, heldAboveDucking: Range<Int>, startingAt frame: Int) throws {
+        self.heldAboveDucking = heldAboveDucking
         self.listenerPosition = listenerPosition
         self.distance = distance
         joined = Array(repeating: JoinedPlace(), count: joinPlaces)
@@ -321,6 +328,11 @@ final class SoundFieldBus {
     /// The part of joined place `place` rendered spatially: less than 1 while it crossfades to its in-head copy.
     func setJoinedSpatialShare(_ share: Double, of place: Int) { joined[place].spatialShare = share }
 
+    /// The bus's listener gain goes from `from` to `to` over the next
+    /// render: the talkers in the field are lifted against it sample by
+    /// sample, since the product of two linear ramps would bulge.
+    func setDucking(from: Double, to: Double) { ducking = (Float(from), Float(to)) }
+
     /// Queues the field up to `end`, the end of what the bus renders next
     /// from `start`. Once nothing sounds and all it made has played, it
     /// stops its streams and idles.
@@ -353,6 +365,7 @@ final class SoundFieldBus {
             }
         }
         if joinedSounding > 0 { encodeJoined() }
+        ducking.from = ducking.to
         if !crowd.isEmpty { encodeCrowd() }
         primed = true
         if !diffuseShelves.isEmpty {
@@ -402,10 +415,12 @@ final class SoundFieldBus {
             let first = place * Self.joinedEmittersPerPlace
             // Leaving, it is silent by half a chunk, so the bus's look-ahead carries nothing into the next.
             let rampFrames = joined[place].leaving ? Self.chunkFrames / 2 : Self.chunkFrames
+            let lifted = heldAboveDucking.contains(place) && (ducking.from != 1 || ducking.to != 1)
             if let speakers = feed._withUnsafeGuaranteedRef({ $0.speakers }) {
                 for (speaker, direction) in speakers.enumerated() {
                     signal.withUnsafeMutableBufferPointer { signal in
                         feed._withUnsafeGuaranteedRef { $0.fill(signal, from: producedFrame, state, channel: speaker) }
+                        if lifted { liftAboveDucking(signal) }
                     }
                     encode(gain: gain, towards: toListener * direction, focus: 1)
                     addSignal(rampingFrom: first + speaker, over: rampFrames)
@@ -414,6 +429,7 @@ final class SoundFieldBus {
                 signal.withUnsafeMutableBufferPointer { signal in
                     feed._withUnsafeGuaranteedRef { $0.fill(signal, from: producedFrame, state) }
                     if joined[place].shelf != nil { joined[place].shelf!.process(signal) }
+                    if lifted { liftAboveDucking(signal) }
                 }
                 encode(gain: gain, at: feed._withUnsafeGuaranteedRef { $0.position(at: producedFrame, state) }, distance: distance)
                 addSignal(rampingFrom: first, over: rampFrames)
@@ -423,6 +439,12 @@ final class SoundFieldBus {
                 joinedSounding -= 1
             }
         }
+    }
+
+    /// Divides a talker's signal by the bus's listener gain as it ramps across the chunk.
+    private func liftAboveDucking(_ signal: UnsafeMutableBufferPointer<Float>) {
+        let (from, to) = ducking
+        for frame in signal.indices { signal[frame] /= from + (to - from) * ramp[frame] }
     }
 
     /// Adds `signal` for joined emitter `emitter`, ramping over `rampFrames` from its last gains.

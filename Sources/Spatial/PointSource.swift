@@ -35,6 +35,14 @@ public final class PointSource {
     /// attenuation: 1 leaves it as it is, 0 silences it.
     public func setGain(linear gain: Double) throws { try voice.setGain(linear: gain) }
 
+    /// The most the source's gain may reach after distance attenuation;
+    /// OpenAL's default is 1. The listener's gain applies after it, so a
+    /// source that keeps its level while the listener's gain ducks the rest
+    /// needs room above 1.
+    public func setGainCeiling(_ ceiling: Double) throws {
+        try voice.set(AL_MAX_GAIN, Float(ceiling), "alSourcef(AL_MAX_GAIN)")
+    }
+
     /// Playback rate, which is also pitch: 2 plays an octave up, twice as fast.
     public func setRate(_ rate: Double) throws { try voice.setRate(rate) }
 

@@ -66,6 +66,16 @@ public final class SpatialMixer {
         }
     }
 
+    /// The gain OpenAL gives every source it mixes, on the direct path and
+    /// the reverb send alike, but not to what the reverb already holds: the
+    /// bus's ducking. A change ramps over the next render, as a source's gain does.
+    public func setListenerGain(_ gain: Double) throws {
+        try device.withContext {
+            alListenerf(AL_GAIN, Float(gain))
+            try OpenALError.check("alListenerf(AL_GAIN)")
+        }
+    }
+
     /// Places the listener. Beds follow the orientation; nothing follows the position.
     public func setListener(position: Position, orientation: Orientation) throws {
         let rotation = orientation.rotation

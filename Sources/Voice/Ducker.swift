@@ -1,6 +1,7 @@
 import AudioCore
 
-/// The gain that ducks the scene under voice, sample by sample.
+/// The gain that ducks the scene under voice, a block at a time; the
+/// renderer ramps it linearly across each block.
 ///
 /// Non-advanced ducking holds a fixed depth while a voice session is
 /// active. Advanced ducking goes to that depth while anyone talks and eases
@@ -8,8 +9,8 @@ import AudioCore
 ///
 /// The gain moves linearly in dB: down at `attackDecibelsPerSecond`, so
 /// even the deepest level is reached about 50 ms after voice activity is
-/// detected, and up at `releaseDecibelsPerSecond`. Both stay far below a
-/// 1 dB step in any millisecond.
+/// detected, and up at `releaseDecibelsPerSecond`. Over a 10 ms block the
+/// attack moves 5 dB, under 1 dB in any millisecond of the ramp.
 public struct Ducker: Sendable {
     /// How fast the gain falls toward the depth, in dB per second: -24 dB takes about 50 ms.
     public static let attackDecibelsPerSecond = 500.0
@@ -60,18 +61,15 @@ public struct Ducker: Sendable {
         }
     }
 
-    /// Multiplies `frames` frames of interleaved `samples` by the gain as it moves.
-    public mutating func apply(to samples: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
-        let down = Self.attackDecibelsPerSecond / sampleRate, up = Self.releaseDecibelsPerSecond / sampleRate
-        for frame in 0..<frames {
-            if gainDecibels > targetDecibels {
-                gainDecibels = Swift.max(targetDecibels, gainDecibels - down)
-            } else if gainDecibels < targetDecibels {
-                gainDecibels = Swift.min(targetDecibels, gainDecibels + up)
-            }
-            if gainDecibels == 0 { continue }
-            let gain = Float(Level.linear(fromDecibels: gainDecibels))
-            for channel in 0..<channels { samples[frame * channels + channel] *= gain }
+    /// Moves the gain on by `frames` samples at its rates and returns it,
+    /// linear: where the renderer's ramp over those samples ends.
+    public mutating func advance(frames: Int) -> Double {
+        let seconds = Double(frames) / sampleRate
+        if gainDecibels > targetDecibels {
+            gainDecibels = Swift.max(targetDecibels, gainDecibels - Self.attackDecibelsPerSecond * seconds)
+        } else if gainDecibels < targetDecibels {
+            gainDecibels = Swift.min(targetDecibels, gainDecibels + Self.releaseDecibelsPerSecond * seconds)
         }
+        return Level.linear(fromDecibels: gainDecibels)
     }
 }

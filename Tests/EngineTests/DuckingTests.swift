@@ -1,5 +1,6 @@
 import AudioMeasurements
 import Engine
+import Foundation
 import Scene
 import Testing
 import Voice
@@ -46,6 +47,72 @@ import Voice
         #expect(envelope[150...].allSatisfy { abs($0 - -12) <= 1 }, "between \(envelope[150...].min()!) and \(envelope[150...].max()!) dB")
         let steps = zip(envelope[50...], envelope[51...]).map { abs($1 - $0) }
         #expect(steps.max()! <= 1)
+    }
+
+    /// The level of `frequency` in each 10 ms block of both ears, in dB: a
+    /// bin of the block's transform, where both tones fit whole periods.
+    static func toneLevels(_ ears: [[Float]], frequency: Double) -> [Double] {
+        let block = RoomRenderer.blockFrames
+        return stride(from: 0, to: ears[0].count - block + 1, by: block).map { start in
+            var power = 0.0
+            for ear in ears {
+                var real = 0.0, imaginary = 0.0
+                for offset in 0..<block {
+                    let angle = 2 * Double.pi * frequency * Double(offset) / 48_000
+                    real += Double(ear[start + offset]) * cos(angle)
+                    imaginary += Double(ear[start + offset]) * sin(angle)
+                }
+                power += (real * real + imaginary * imaginary) * 4 / Double(block * block)
+            }
+            return Measure.decibels(power.squareRoot())
+        }
+    }
+
+    /// A talker who joins plays on the scene's OpenAL bus and reverb. The
+    /// bus's listener gain ducks the scene, and the talker's gain rises
+    /// against it in the same update: the talker keeps its level through
+    /// the ramps down and up, while the scene goes down by the depth: on
+    /// either OpenAL bus, in the field (whose stream plays on the bus), and
+    /// played as it is (whose reverb send plays on the bus).
+    @Test(arguments: ["auto", "panning", "soundField", "passthrough"])
+    func aJoinedTalkerKeepsItsLevelWhileTheSceneOnItsBusDucks(algorithm: String) throws {
+        let speech = try VoiceRoom.speech("barkeep")
+        let seconds = 1 + Double(speech.count) / 48_000 + 1.5
+        let talk = VoiceRoom.talk(speech, after: 1, total: seconds)
+        var voice = VoiceDescription()
+        voice.duckingLevel = .mid
+        voice.advancedDucking = true
+        let remote = VoiceRoom.participant("remote", talk.signal, gain: -120)
+        voice.participants = [remote.0]
+        // The scene: a 1 kHz hum on the left; the talker: a 4 kHz tone on the right. Both in a reverberant room.
+        let hum = Fixture.point(Signals.sine(frequency: 1_000, frames: 48_000, amplitude: 0.1), at: .fixed(Fixture.position(azimuth: -90)),
+                                id: "hum", loop: true)
+        let room = Room(scene: SceneDescription(file: "test.yaml", name: "test", route: RouteName(.headphones),
+                                                reverb: RoomReverb(preset: .mediumRoom), sources: [hum.description], voice: voice),
+                        sources: [hum, remote.1])
+        let driver = try LiveSessionTests.Driver(room)
+        let stream = try driver.session.addStream(id: "alice", at: Fixture.position(azimuth: 90))
+        if algorithm != "auto" { try driver.session.set("alice", key: "algorithm", value: algorithm) }
+        let tone = Signals.sine(frequency: 4_000, frames: Int(seconds * 48_000) + 4_800, amplitude: 0.1)
+        var ears: [[Float]] = [[], []]
+        for block in 0..<Int(seconds * 100) {
+            stream.push(Array(tone[(block * 480)..<((block + 1) * 480)]))
+            let rendered = driver.render(blocks: 1)
+            ears[0] += rendered[0]
+            ears[1] += rendered[1]
+        }
+        let talker = Self.toneLevels(ears, frequency: 4_000), scene = Self.toneLevels(ears, frequency: 1_000)
+        let onset = talk.onset / 480, end = talk.end / 480
+        // From half a second in, when the talker's reverb has built up, to the end: through the ramp down and up.
+        let steady = talker[50..<talker.count]
+        let reference = talker[50..<onset].reduce(0, +) / Double(onset - 50)
+        let drift = steady.map { abs($0 - reference) }.max()!
+        let sceneBefore = scene[50..<onset].reduce(0, +) / Double(onset - 50)
+        let sceneDucked = scene[(end - 50)..<end].reduce(0, +) / 50
+        print("a joined talker (\(algorithm)) under ducking: its level moved at most \(String(format: "%.2f", drift)) dB from \(String(format: "%.1f", reference)) dB; the scene \(String(format: "%.1f", sceneBefore)) -> \(String(format: "%.1f", sceneDucked)) dB")
+        #expect(drift < 0.2, "the talker's level moved \(drift) dB while the scene ducked")
+        #expect(abs(sceneDucked - sceneBefore - DuckingLevels()[.mid]) < 1, "the scene went from \(sceneBefore) to \(sceneDucked) dB")
+        #expect(scene[(end + 150)...].allSatisfy { abs($0 - sceneBefore) < 1 }, "the scene came back")
     }
 
     @Test func aRoomsOwnLevelsAndNoSessionNoDucking() throws {
