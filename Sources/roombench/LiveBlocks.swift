@@ -53,7 +53,7 @@ struct LiveBlocks: ParsableCommand {
     func validate() throws {
         guard blocks >= 100 && blocks <= 1_000_000 else { throw ValidationError("--blocks must be between 100 and 1000000") }
         guard speed >= 0.5 && speed <= 10 else { throw ValidationError("--speed must be between 0.5 and 10") }
-        // The talkers' mix has 16 places; the steering's own talker takes one.
+        // The talkers have 16 places; the steering's own talker takes one.
         guard (0...15).contains(remoteTalkers) else { throw ValidationError("--remote-talkers must be between 0 and 15") }
         guard FileManager.default.fileExists(atPath: scene) else { throw ValidationError("--scene \(scene): no such file") }
     }

@@ -36,7 +36,7 @@ struct NetworkBench: ParsableCommand {
     @Option(help: "The room; its voice.network.mumble settings are used when it has them.")
     var scene = "Scenes/network/tavern.yaml"
 
-    @Option(help: "Remote talkers (the talkers' mix holds 16).")
+    @Option(help: "Remote talkers (the talkers' places hold 16).")
     var talkers = 16
 
     @Option(help: "What each talker says, looped from its first to its last loud 20 ms, from a different point for each.")

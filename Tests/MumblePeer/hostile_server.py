@@ -31,7 +31,7 @@ certificate made by `openssl req` in a temporary folder unless --cert and
       parse; `voiceReceived` the packets that must count as received from
       users in the channel. The server follows what roomd knows (its users,
       up to 10 000, and channels, who is in Tavern, who of them has one of
-      the 16 places of roomd's talkers' mix), and judges each voice packet
+      the 16 places roomd has for talkers), and judges each voice packet
       by a port of roomd's VoicePacket rules. A stage ends with a frame of
       an unknown type, the marker: once roomd counts `marker.count` of
       those in all, it has read the stage.

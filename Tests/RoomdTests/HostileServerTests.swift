@@ -144,7 +144,7 @@ struct HostileServerTests {
 
         #expect(roomd.isRunning)
         #expect(network["state"] as? String == "connected")
-        #expect(network["talkers"] as? Int == 16 && listed.count == 16, "the talkers' mix holds 16")
+        #expect(network["talkers"] as? Int == 16 && listed.count == 16, "the talkers' places hold 16")
         #expect(dropped["a talker the room could not place"] == 2485 + 24, "the users in Tavern beyond the 16 places are refused, each once")
         #expect((dropped["a user beyond the most kept"] ?? 0) > 0 && (dropped["a channel beyond the most kept"] ?? 0) > 0)
         #expect(network["voicePacketsReceived"] as? Int == summary["voiceReceived"] as? Int)
