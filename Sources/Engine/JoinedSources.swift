@@ -213,7 +213,7 @@ final class JoinedVoices {
 
     private struct Place {
         var generation = 0
-        /// The source's feed while it belongs to this mix.
+        /// The source's feed while it holds this place.
         var feed: UnsafeRawPointer?
         var rendering = JoinedRendering(bus: .route)
         var applied = JoinedVoices.unapplied
@@ -254,7 +254,7 @@ final class JoinedVoices {
 
     /// - Parameters:
     ///   - hrtf, panning: the renderer's two OpenAL buses.
-    ///   - field: the renderer's sound field, which keeps a place for each of the mix's.
+    ///   - field: the renderer's sound field, which keeps a place for each of these.
     ///   - latency: the buses' latency, which what plays as it is waits out.
     init(hrtf: SpatialMixer, panning: SpatialMixer, field: SoundFieldBus, route: OutputRoute, controls: SessionControls,
          mix: SourceMix, distance: DistanceModel, reverberant: Bool, latency: Int, listenerPosition: Position) throws {

@@ -122,7 +122,7 @@ public final class RoomEngine {
         self.controls = controls
         let voice = room.scene.voice
         scene = try RoomPlayer(room: room.only([.scene]), route: route, controls: controls, startingAt: frame, levelOfDetail: levelOfDetail)
-        // Talkers have a mix of their own even before any joins: one that joins later opens nothing.
+        // The scene file's talkers: sources that join later, talkers too, play in the scene's renderer.
         talkers = try RoomPlayer(room: room.only([.voice, .prompt]), route: route, controls: controls, startingAt: frame,
                                  levelOfDetail: levelOfDetail, mix: .talkers)
         framesRendered = frame

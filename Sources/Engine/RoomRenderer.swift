@@ -65,12 +65,15 @@ public final class RoomRenderer {
     /// Sources rendered alone or in the field by loudness; nil when the room has no crowd.
     private let crowd: Crowd?
     private let bypasses: [InHeadBypass]
-    /// Voices for the sources of this renderer's mix that join while the room plays.
+    /// Voices for the sources that join while the room plays: all of them in the scene's renderer, none in the talkers'.
     private let joined: JoinedVoices
     private let standbyTailFrames: Int
     /// The voices' starts as the renderer was made, in order; `nextStart` is the first not yet due.
     private let schedule: [(voice: Int, frame: Int)]
     @exclusivity(unchecked) private var nextStart = 0
+    /// OpenAL ramps a gain change across the first mix of a render after
+    /// it, which is at most this long (BUFFERSIZE in OpenAL Soft 1.19).
+    private static let openALRampFrames = 2_048
     /// The scene's ducking (linear) as set for the next render, as the last
     /// render left what the engine mixes itself, and as the buses have it.
     @exclusivity(unchecked) private var ducking = 1.0
@@ -368,7 +371,7 @@ public final class RoomRenderer {
     public func render(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) throws {
         precondition(frameCount <= Self.maximumCallFrames, "render at most \(Self.maximumCallFrames) frames a call")
         precondition(output.count >= frameCount * channelCount, "output block too small")
-        field.setDucking(from: busDucking, to: ducking)
+        let duckingFrom = duckingApplied
         if ducking != busDucking {
             for bus in buses { try bus.mixer.setListenerGain(ducking) }
             try joined.setDucking(ducking)
@@ -385,12 +388,16 @@ public final class RoomRenderer {
         let channels = channelCount
         let first = framesRendered
         for bypass in bypasses { try bypass.advance(from: first, count: frameCount) }
-        var done = 0
+        var done = 0, rampFrames = frameCount
         while done < frameCount {
             try startVoicesDue(at: framesRendered)
             var part = frameCount - done
             if nextStart < schedule.count {
                 part = min(part, schedule[nextStart].frame - framesRendered)
+            }
+            if done == 0 {
+                rampFrames = min(part, Self.openALRampFrames)
+                field.setDucking(from: duckingFrom, to: ducking, over: rampFrames)
             }
             try field.prepare(from: framesRendered, through: framesRendered + part)
             let slice = UnsafeMutableBufferPointer(rebasing: output[(done * channels)..<((done + part) * channels)])
@@ -402,13 +409,13 @@ public final class RoomRenderer {
         if duckingApplied == 1 && ducking == 1 {
             mixScene(into: block, from: first, count: frameCount)
         } else {
-            // OpenAL ramps its listener gain over the render; the engine's own part follows the same line.
+            // The engine's own part follows the line OpenAL's listener gain takes.
             let mixed = UnsafeMutableBufferPointer(rebasing: engineMixed[0..<(frameCount * channels)])
             mixed.update(repeating: 0)
             mixScene(into: mixed, from: first, count: frameCount)
-            let from = Float(duckingApplied), to = Float(ducking)
+            let from = Float(duckingFrom), to = Float(ducking)
             for frame in 0..<frameCount {
-                let gain = from + (to - from) * Float(frame + 1) / Float(frameCount)
+                let gain = from + (to - from) * min(1, Float(frame + 1) / Float(rampFrames))
                 for channel in 0..<channels { block[frame * channels + channel] += mixed[frame * channels + channel] * gain }
             }
         }

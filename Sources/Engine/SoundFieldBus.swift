@@ -126,9 +126,11 @@ final class SoundFieldBus {
     @exclusivity(unchecked) private var joinedSounding = 0
     /// The joined places that keep their level under the scene's ducking: the talkers'.
     private let heldAboveDucking: Range<Int>
-    /// The bus's listener gain (the scene's ducking) ramping across the next
-    /// chunk, as OpenAL ramps it across the render that plays the chunk.
-    @exclusivity(unchecked) private var ducking: (from: Float, to: Float) = (1, 1)
+    /// The bus's listener gain (the scene's ducking) ramping across the
+    /// start of the next chunk, as OpenAL ramps it across its first mix of
+    /// the render that plays the chunk. Chunks line up with the renders
+    /// when the renderer starts on a block's edge, as every live one does.
+    @exclusivity(unchecked) private var ducking: (from: Float, to: Float, frames: Int) = (1, 1, chunkFrames)
     private let distance: DistanceModel
     /// Nothing sounds in it: its streams are stopped and no chunk is made,
     /// until a source joins. A room without field sources pays nothing for it.
@@ -328,10 +330,10 @@ final class SoundFieldBus {
     /// The part of joined place `place` rendered spatially: less than 1 while it crossfades to its in-head copy.
     func setJoinedSpatialShare(_ share: Double, of place: Int) { joined[place].spatialShare = share }
 
-    /// The bus's listener gain goes from `from` to `to` over the next
-    /// render: the talkers in the field are lifted against it sample by
-    /// sample, since the product of two linear ramps would bulge.
-    func setDucking(from: Double, to: Double) { ducking = (Float(from), Float(to)) }
+    /// The bus's listener gain goes from `from` to `to` over the first
+    /// `frames` of the next render: the talkers in the field are lifted
+    /// against it sample by sample, since the product of two linear ramps would bulge.
+    func setDucking(from: Double, to: Double, over frames: Int) { ducking = (Float(from), Float(to), max(1, frames)) }
 
     /// Queues the field up to `end`, the end of what the bus renders next
     /// from `start`. Once nothing sounds and all it made has played, it
@@ -443,8 +445,8 @@ final class SoundFieldBus {
 
     /// Divides a talker's signal by the bus's listener gain as it ramps across the chunk.
     private func liftAboveDucking(_ signal: UnsafeMutableBufferPointer<Float>) {
-        let (from, to) = ducking
-        for frame in signal.indices { signal[frame] /= from + (to - from) * ramp[frame] }
+        let (from, to, frames) = ducking
+        for frame in signal.indices { signal[frame] /= from + (to - from) * min(1, Float(frame + 1) / Float(frames)) }
     }
 
     /// Adds `signal` for joined emitter `emitter`, ramping over `rampFrames` from its last gains.

@@ -68,7 +68,8 @@ public final class SpatialMixer {
 
     /// The gain OpenAL gives every source it mixes, on the direct path and
     /// the reverb send alike, but not to what the reverb already holds: the
-    /// bus's ducking. A change ramps over the next render, as a source's gain does.
+    /// bus's ducking. A change ramps across the first mix of the next
+    /// render (at most 2,048 frames in OpenAL Soft 1.19), as a source's gain does.
     public func setListenerGain(_ gain: Double) throws {
         try device.withContext {
             alListenerf(AL_GAIN, Float(gain))

@@ -9,7 +9,8 @@ import AudioCore
 ///
 /// The gain moves linearly in dB: down at `attackDecibelsPerSecond`, so
 /// even the deepest level is reached about 50 ms after voice activity is
-/// detected, and up at `releaseDecibelsPerSecond`. Over a 10 ms block the
+/// detected (what the scene's reverb already holds rings out at its own
+/// decay), and up at `releaseDecibelsPerSecond`. Over a 10 ms block the
 /// attack moves 5 dB, under 1 dB in any millisecond of the ramp.
 public struct Ducker: Sendable {
     /// How fast the gain falls toward the depth, in dB per second: -24 dB takes about 50 ms.

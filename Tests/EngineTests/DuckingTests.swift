@@ -73,7 +73,8 @@ import Voice
     /// against it in the same update: the talker keeps its level through
     /// the ramps down and up, while the scene goes down by the depth: on
     /// either OpenAL bus, in the field (whose stream plays on the bus), and
-    /// played as it is (whose reverb send plays on the bus).
+    /// played as it is (whose reverb send plays on the bus); in blocks split
+    /// around a source's start too, where OpenAL ramps over the first part.
     @Test(arguments: ["auto", "panning", "soundField", "passthrough"])
     func aJoinedTalkerKeepsItsLevelWhileTheSceneOnItsBusDucks(algorithm: String) throws {
         let speech = try VoiceRoom.speech("barkeep")
@@ -87,9 +88,16 @@ import Voice
         // The scene: a 1 kHz hum on the left; the talker: a 4 kHz tone on the right. Both in a reverberant room.
         let hum = Fixture.point(Signals.sine(frequency: 1_000, frames: 48_000, amplitude: 0.1), at: .fixed(Fixture.position(azimuth: -90)),
                                 id: "hum", loop: true)
+        // Silent sources that start mid-block through the first 200 ms of the talk: the renderer
+        // splits those blocks around each start, and OpenAL's ramps of the ducking with them.
+        let starts = (0..<20).map { block in
+            Fixture.point([Float](repeating: 0, count: 480), at: .fixed(Fixture.position(azimuth: 0)), id: "start\(block)",
+                          gain: -120, start: Double(talk.onset + block * 480 + 200) / 48_000)
+        }
+        let sources = [hum] + starts
         let room = Room(scene: SceneDescription(file: "test.yaml", name: "test", route: RouteName(.headphones),
-                                                reverb: RoomReverb(preset: .mediumRoom), sources: [hum.description], voice: voice),
-                        sources: [hum, remote.1])
+                                                reverb: RoomReverb(preset: .mediumRoom), sources: sources.map(\.description), voice: voice),
+                        sources: sources + [remote.1])
         let driver = try LiveSessionTests.Driver(room)
         let stream = try driver.session.addStream(id: "alice", at: Fixture.position(azimuth: 90))
         if algorithm != "auto" { try driver.session.set("alice", key: "algorithm", value: algorithm) }
