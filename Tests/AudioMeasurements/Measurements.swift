@@ -18,6 +18,18 @@ public enum Measure {
 
     public static func rmsDecibels(_ samples: [Float]) -> Double { decibels(rms(samples)) }
 
+    /// The amplitude of `frequency` in `samples`: one bin of their
+    /// transform, exact where the window holds whole periods of it.
+    public static func toneAmplitude(_ samples: ArraySlice<Float>, frequency: Double, sampleRate: Double = 48_000) -> Double {
+        var inPhase = 0.0, quadrature = 0.0
+        for (offset, sample) in samples.enumerated() {
+            let phase = 2 * Double.pi * frequency * Double(offset) / sampleRate
+            inPhase += Double(sample) * cos(phase)
+            quadrature += Double(sample) * sin(phase)
+        }
+        return 2 * (inPhase * inPhase + quadrature * quadrature).squareRoot() / Double(max(1, samples.count))
+    }
+
     /// Interaural level difference in dB: positive when the right ear is louder.
     public static func levelDifference(left: [Float], right: [Float]) -> Double {
         rmsDecibels(right) - rmsDecibels(left)

@@ -49,20 +49,14 @@ import Voice
         #expect(steps.max()! <= 1)
     }
 
-    /// The level of `frequency` in each 10 ms block of both ears, in dB: a
-    /// bin of the block's transform, where both tones fit whole periods.
+    /// The level of `frequency` in each 10 ms block of both ears, in dB,
+    /// where both tones fit whole periods.
     static func toneLevels(_ ears: [[Float]], frequency: Double) -> [Double] {
         let block = RoomRenderer.blockFrames
         return stride(from: 0, to: ears[0].count - block + 1, by: block).map { start in
-            var power = 0.0
-            for ear in ears {
-                var real = 0.0, imaginary = 0.0
-                for offset in 0..<block {
-                    let angle = 2 * Double.pi * frequency * Double(offset) / 48_000
-                    real += Double(ear[start + offset]) * cos(angle)
-                    imaginary += Double(ear[start + offset]) * sin(angle)
-                }
-                power += (real * real + imaginary * imaginary) * 4 / Double(block * block)
+            let power = ears.reduce(0.0) { sum, ear in
+                let amplitude = Measure.toneAmplitude(ear[start..<(start + block)], frequency: frequency)
+                return sum + amplitude * amplitude
             }
             return Measure.decibels(power.squareRoot())
         }

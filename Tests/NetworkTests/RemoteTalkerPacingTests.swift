@@ -63,15 +63,9 @@ import Testing
     /// The level in dBFS of the 1 kHz tone in a block of 10 ms (ten whole
     /// periods), its channels averaged: the talker alone, whatever else the room plays.
     static func toneLevel(_ block: [Float], channels: Int) -> Double {
-        var inPhase = 0.0, quadrature = 0.0
-        let frames = block.count / channels
-        for frame in 0..<frames {
-            var sample = 0.0
-            for channel in 0..<channels { sample += Double(block[frame * channels + channel]) }
-            let phase = 2 * Double.pi * 1_000 * Double(frame) / Double(Room.sampleRate)
-            inPhase += sample / Double(channels) * cos(phase)
-            quadrature += sample / Double(channels) * sin(phase)
+        let mono = stride(from: 0, to: block.count - channels + 1, by: channels).map { frame in
+            (0..<channels).reduce(Float(0)) { $0 + block[frame + $1] } / Float(channels)
         }
-        return Level.decibels(fromLinear: 2 * (inPhase * inPhase + quadrature * quadrature).squareRoot() / Double(frames))
+        return Level.decibels(fromLinear: Measure.toneAmplitude(mono[...], frequency: 1_000, sampleRate: Double(Room.sampleRate)))
     }
 }
