@@ -109,13 +109,18 @@ public final class EchoCanceller {
     static let floorFalling: Float = 0.1, floorRising: Float = 1.002
     static let floorBias: Float = 2
 
-    /// Blocks of far-end activity the filter needs before its output is
-    /// trusted to hold no echo worth detecting as speech.
-    static let convergenceBlocks = 150
-    /// Twice that, after which the residual echo estimated for this block
-    /// alone is trusted: just past `convergenceBlocks` a filter may still
-    /// leave more than a quarter of the echo it predicts.
-    static let settledBlocks = 2 * convergenceBlocks
+    /// Blocks of far-end activity a filter learning from nothing needs
+    /// before its output is trusted to hold no echo worth detecting as
+    /// speech: 1 s, over which it converges on a game's echo, so a player
+    /// who talks a second into the game is heard from their first words.
+    static let convergenceBlocks = 100
+    /// The same for a filter that must unlearn a path it had learnt, as
+    /// after the microphone moves: it starts further from the new path.
+    static let reconvergenceBlocks = 150
+    /// After these, the residual echo estimated for this block alone is
+    /// trusted: just past convergence a filter may still leave more than a
+    /// quarter of the echo it predicts.
+    static let settledBlocks = 300
 
     /// The far end played something within the echo tail: its echo may still be arriving.
     public var farEndActive: Bool { blocksSinceFarEnd < Self.partitions }
@@ -176,12 +181,14 @@ public final class EchoCanceller {
     /// The near end as the last `suppress` was told it.
     @exclusivity(unchecked) private var nearEnd = NearEnd.unknown
     /// The canceller has adapted over `convergenceBlocks` blocks of far-end
-    /// activity since it last found its filter adding echo rather than removing it.
-    public var hasConverged: Bool { activeBlocks >= Self.convergenceBlocks }
+    /// activity, or `reconvergenceBlocks` since it last found its filter
+    /// adding echo rather than removing it.
+    public var hasConverged: Bool { activeBlocks >= blocksToConverge }
     /// The canceller has adapted over `settledBlocks` blocks of far-end activity since it last
     /// found its filter adding echo: what it estimates it leaves of the echo holds block by block.
     public var hasSettled: Bool { activeBlocks >= Self.settledBlocks }
     @exclusivity(unchecked) private var activeBlocks = 0
+    @exclusivity(unchecked) private var blocksToConverge = EchoCanceller.convergenceBlocks
     /// Blocks in a row in which the filter added echo; `failedAfter` of them
     /// mean the echo path has changed, while double talk leaves no such run.
     @exclusivity(unchecked) private var failingBlocks = 0
@@ -689,7 +696,10 @@ public final class EchoCanceller {
         let misjudging = failing || (echoCoherence > Self.echoCoherentAbove && quarterOfEcho && !nearEnd.talkerNear)
         // Whatever it had learnt no longer holds: it converges anew.
         failingBlocks = failing ? failingBlocks + 1 : 0
-        if failingBlocks >= Self.failedAfter { activeBlocks = 0 }
+        if failingBlocks >= Self.failedAfter {
+            activeBlocks = 0
+            blocksToConverge = Self.reconvergenceBlocks
+        }
         if farActive && (failing || !nearTalk) {
             for bin in 0..<bins where failing || micPower[bin] < Self.echoDominated * echoPower[bin] {
                 let target = log(min(max(echoPower[bin] / (errorPower[bin] + 1e-12), 1), 1_000))
