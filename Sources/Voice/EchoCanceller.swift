@@ -46,6 +46,11 @@ public final class EchoCanceller {
     /// foreground that took up the background after one second took up
     /// their voice too.
     static let talkHoldBlocks = 200
+    /// A background that leaves under a quarter of the foreground's error
+    /// for `farAheadBlocks` blocks in a row has learnt a new echo path, not
+    /// a talker's voice: adapting to a voice it never did better than that
+    /// for more than 2 blocks in the corpus's double talk and game echo.
+    static let farAheadBelow: Float = 0.25, farAheadBlocks = 5
     static let resetAbove: Float = 4
     // Residual echo suppressor.
     static let spectrumSmoothing: Float = 0.5
@@ -194,6 +199,12 @@ public final class EchoCanceller {
     @exclusivity(unchecked) private var failingBlocks = 0
     /// Blocks in a row the foreground has kept its coefficients through a near talker.
     @exclusivity(unchecked) private var blocksHeldForTalker = 0
+    /// In this block the background, adapting through what was taken for a
+    /// talker, was found to have learnt a new echo path: what the burst
+    /// held was echo the foreground missed.
+    @exclusivity(unchecked) public private(set) var echoPathMoved = false
+    /// Blocks in a row in which the background cancelled `farAheadBelow` better than the foreground.
+    @exclusivity(unchecked) private var blocksBackgroundFarAhead = 0
     static let failedAfter = 10
 
     // Clock drift between playback and capture moves the echo path by a
@@ -396,6 +407,12 @@ public final class EchoCanceller {
         // `talkHoldBlocks`: an echo path that changed meanwhile is still taken up.
         let talkOver = hasConverged && (nearEnd.hearsTalker || nearEnd == .unconfirmed) && (nearEndAudible || blocksHeldForTalker > 0)
         blocksHeldForTalker = talkOver ? blocksHeldForTalker + 1 : 0
+        blocksBackgroundFarAhead = backgroundError < Self.farAheadBelow * foregroundError ? blocksBackgroundFarAhead + 1 : 0
+        // A background far ahead has learnt a new echo path, not the
+        // talker's voice: the hold ends for the rest of the burst, or the
+        // foreground would keep a path it took up half learnt.
+        echoPathMoved = talkOver && blocksBackgroundFarAhead == Self.farAheadBlocks
+        if talkOver && blocksBackgroundFarAhead >= Self.farAheadBlocks { blocksHeldForTalker = max(blocksHeldForTalker, Self.talkHoldBlocks + 1) }
         let holdForTalker = talkOver && blocksHeldForTalker <= Self.talkHoldBlocks
         // Copied element by element: assigning arrays would share their
         // storage and allocate on the next write.

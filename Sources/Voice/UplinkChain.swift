@@ -68,6 +68,12 @@ public final class UplinkChain {
         for index in frame.indices where !frame[index].isFinite { frame[index] = 0 }
         let echoCanceller = cancelsEcho ? canceller : nil
         echoCanceller?.filter(frame, reference: reference)
+        // The burst taken for a talker was echo of a path that has moved:
+        // neither it nor the 2 s after it are theirs.
+        if echoCanceller?.echoPathMoved == true {
+            burstIsTalker = false
+            framesSinceTalker = Self.talkerCarriesFrames
+        }
         // The detector hears the canceller's output before its residual
         // suppression, which silences the room's noise too while the far
         // end plays: a floor that comes and goes would sound like speech.
