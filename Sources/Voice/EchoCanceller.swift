@@ -46,11 +46,14 @@ public final class EchoCanceller {
     /// foreground that took up the background after one second took up
     /// their voice too.
     static let talkHoldBlocks = 200
-    /// A background that leaves under a quarter of the foreground's error
-    /// for `farAheadBlocks` blocks in a row has learnt a new echo path, not
-    /// a talker's voice: adapting to a voice it never did better than that
-    /// for more than 2 blocks in the corpus's double talk and game echo.
+    /// A background that leaves under a quarter of a settled foreground's
+    /// error for `farAheadBlocks` blocks in a row has learnt a new echo
+    /// path, not a talker's voice: adapting to a voice it never did better
+    /// than that for more than 2 blocks in the corpus's double talk and game echo.
     static let farAheadBelow: Float = 0.25, farAheadBlocks = 5
+    /// Blocks in a row after taking up such a background in which an
+    /// output of no more than echo tells that the burst was the moved path's echo.
+    static let pathCheckBlocks = 10
     static let resetAbove: Float = 4
     // Residual echo suppressor.
     static let spectrumSmoothing: Float = 0.5
@@ -199,10 +202,12 @@ public final class EchoCanceller {
     @exclusivity(unchecked) private var failingBlocks = 0
     /// Blocks in a row the foreground has kept its coefficients through a near talker.
     @exclusivity(unchecked) private var blocksHeldForTalker = 0
-    /// In this block the background, adapting through what was taken for a
-    /// talker, was found to have learnt a new echo path: what the burst
-    /// held was echo the foreground missed.
+    /// With this block the output, which held what was taken for a talker
+    /// until the foreground took up a background far ahead of it, has held
+    /// no more than echo for `pathCheckBlocks`: the burst was the echo of a moved path.
     @exclusivity(unchecked) public private(set) var echoPathMoved = false
+    /// One more than the blocks of echo alone still needed to say so; 0 while nothing is watched.
+    @exclusivity(unchecked) private var blocksToCheckPath = 0
     /// Blocks in a row in which the background cancelled `farAheadBelow` better than the foreground.
     @exclusivity(unchecked) private var blocksBackgroundFarAhead = 0
     static let failedAfter = 10
@@ -408,11 +413,14 @@ public final class EchoCanceller {
         let talkOver = hasConverged && (nearEnd.hearsTalker || nearEnd == .unconfirmed) && (nearEndAudible || blocksHeldForTalker > 0)
         blocksHeldForTalker = talkOver ? blocksHeldForTalker + 1 : 0
         blocksBackgroundFarAhead = backgroundError < Self.farAheadBelow * foregroundError ? blocksBackgroundFarAhead + 1 : 0
-        // A background far ahead has learnt a new echo path, not the
-        // talker's voice: the hold ends for the rest of the burst, or the
-        // foreground would keep a path it took up half learnt.
-        echoPathMoved = talkOver && blocksBackgroundFarAhead == Self.farAheadBlocks
-        if talkOver && blocksBackgroundFarAhead >= Self.farAheadBlocks { blocksHeldForTalker = max(blocksHeldForTalker, Self.talkHoldBlocks + 1) }
+        // Past a settled filter, a background far ahead has learnt a new
+        // echo path, not the talker's voice: the hold ends for the rest of
+        // the burst, or the foreground would keep a path it took up half
+        // learnt. (A younger one may still be converging.)
+        if talkOver && hasSettled && blocksBackgroundFarAhead >= Self.farAheadBlocks && blocksHeldForTalker <= Self.talkHoldBlocks {
+            blocksHeldForTalker = Self.talkHoldBlocks + 1
+            blocksToCheckPath = Self.pathCheckBlocks + 1
+        }
         let holdForTalker = talkOver && blocksHeldForTalker <= Self.talkHoldBlocks
         // Copied element by element: assigning arrays would share their
         // storage and allocate on the next write.
@@ -706,6 +714,11 @@ public final class EchoCanceller {
         nearEndAudible = !failing && !overestimating && quarterOfEcho && echoCoherence < Self.audibleIncoherentBelow
         nearEndApartFromEcho = !failing && errorSum > Self.apartNearRatio * echoSum && echoCoherence < Self.incoherentBelow
         outputHoldsOnlyEcho = overestimating || !failing && (errorSum < Self.echoOnlyRatio * echoSum || (!hasConverged && !nearTalk))
+        // Once the foreground has taken up the background, a burst that was
+        // the echo of a moved path leaves no more than echo, block after
+        // block; a talker's voice soon rises above it again.
+        blocksToCheckPath = blocksToCheckPath > 0 && outputHoldsOnlyEcho ? blocksToCheckPath - 1 : 0
+        echoPathMoved = blocksToCheckPath == 1
         // An output that holds a quarter of the echo and follows its
         // estimate, with no talker heard, is echo the filter misjudges:
         // what the filter removes is taken to fall as fast as where it

@@ -68,9 +68,10 @@ public final class UplinkChain {
         for index in frame.indices where !frame[index].isFinite { frame[index] = 0 }
         let echoCanceller = cancelsEcho ? canceller : nil
         echoCanceller?.filter(frame, reference: reference)
-        // The burst taken for a talker was echo of a path that has moved:
-        // neither it nor the 2 s after it are theirs.
-        if echoCanceller?.echoPathMoved == true {
+        // The burst the detector still hears, taken for a talker, was the
+        // echo of a path that has moved: neither it nor the 2 s after it
+        // are theirs.
+        if echoCanceller?.echoPathMoved == true && detectorSpeaking {
             burstIsTalker = false
             framesSinceTalker = Self.talkerCarriesFrames
         }

@@ -315,10 +315,10 @@ import Voice
     /// predicts less echo than the microphone holds, and what it leaves,
     /// apart from its estimate, is taken for a talker. The foreground keeps
     /// its coefficients for them, but the background, adapting through
-    /// the burst, soon cancels four times better than it, as no talker's
-    /// voice lets it: the burst was the moved path's echo, and after the
-    /// first second the uplink carries the echo 35 dB or more below the
-    /// microphone.
+    /// the burst, soon cancels four times better than it; taken up, it
+    /// leaves no more than echo where a talker's voice would have stood
+    /// out: the burst was the moved path's echo, and after the first
+    /// second the uplink carries the echo 35 dB or more below the microphone.
     @Test func theEchoOfAMicrophoneMovedCloserIsTakenAwayWithinASecond() throws {
         let far = try VoiceSignals.game(frames: 10 * 16_000), played = Self.loudspeaker(far)
         let before = VoiceSignals.echo(of: played, rt60: 0.3)
@@ -327,11 +327,13 @@ import Voice
         print(String(format: "microphone moved closer under a game's echo: %.1f dB less echo in the first second, %.1f dB after it, "
                      + "%d of its 100 frames heard as speech", firstSecond, later, heard))
         // With the foreground held for the 2 s the burst lasted: 10.8 dB,
-        // 11.6 dB after it, 99 frames heard as speech. The first 250 ms,
-        // while the background learns the new path, still pass as a talker.
-        #expect(firstSecond >= 12, "\(firstSecond) dB less echo in the first second after the move")
+        // 11.6 dB after it, 99 frames heard as speech; with the hold ended
+        // but the burst and the 2 s after it still the talker's, 12.1 dB,
+        // 26.0 dB and 36. The first 350 ms, while the background learns the
+        // new path, still pass as a talker.
+        #expect(firstSecond >= 12.5, "\(firstSecond) dB less echo in the first second after the move")
         #expect(later >= 35, "\(later) dB less echo in the two seconds after that")
-        #expect(heard <= 30, "\(heard) frames of the echo heard as speech")
+        #expect(heard <= 40, "\(heard) frames of the echo heard as speech")
     }
 
     @Test func echoAloneRaisesNoMutedTalkerEvent() throws {
