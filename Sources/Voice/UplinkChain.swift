@@ -42,6 +42,9 @@ public final class UplinkChain {
     /// burst began where the talker could be told from the echo.
     @exclusivity(unchecked) private var detectorSpeaking = false
     @exclusivity(unchecked) private var burstIsTalker = false
+    /// Frames of the detector's burst before this one, and how many it claimed before its onset.
+    @exclusivity(unchecked) private var framesIntoBurst = 0
+    @exclusivity(unchecked) private var onsetBackfilled = 0
     /// Frames since the detector last spoke in a burst counted as the
     /// talker's; a burst within `talkerCarriesFrames` (2 s) of it is theirs
     /// to the echo suppressor.
@@ -103,9 +106,14 @@ public final class UplinkChain {
                 || (echoCanceller.hasConverged && (echoCanceller.nearEndAudible || (talkerSpokeLately && echoCanceller.nearEndApartFromEcho)))
             if !detectorSpeaking {
                 burstIsTalker = distinguishable
+                framesIntoBurst = 0
+                onsetBackfilled = decision.backfilled
             } else if !burstIsTalker && decision.evident && distinguishable {
                 burstIsTalker = true
+                // The burst's frames just before, still unreleased, are the talker's too.
+                decision.backfilled = min(framesIntoBurst + onsetBackfilled, VoiceActivityDetector.lookBack)
             }
+            framesIntoBurst += 1
         }
         detectorSpeaking = decision.speech
         if echoCanceller != nil && !burstIsTalker {
