@@ -294,6 +294,19 @@ import Voice
         #expect(heard <= 5, "\(heard) frames of the echo heard as speech")
     }
 
+    /// `afterEchoPathChange` where the microphone moves `how` in the room, 7 s
+    /// into a game played through a small loudspeaker: every reflection
+    /// changes, and the echo comes `loss` dB under the game where it came 6 dB.
+    static func afterTheMicrophoneMoved(_ how: String, loss: Double) throws -> (firstSecond: Double, later: Double, heard: Int) {
+        let far = try VoiceSignals.game(frames: 10 * 16_000), played = Self.loudspeaker(far)
+        let before = VoiceSignals.echo(of: played, rt60: 0.3)
+        let after = VoiceSignals.echo(of: played, rt60: 0.3, loss: loss, seed: 23)
+        let result = try Self.afterEchoPathChange(far: far, before: before, after: after)
+        print(String(format: "microphone moved %@ under a game's echo: %.1f dB less echo in the first second, %.1f dB after it, "
+                     + "%d of its 100 frames heard as speech", how, result.firstSecond, result.later, result.heard))
+        return result
+    }
+
     /// The microphone moves away, 7 s into a game's sound: every reflection
     /// changes and the echo is 2 dB quieter, so for a few blocks the filter
     /// predicts more echo than the microphone holds, before the output's
@@ -301,12 +314,7 @@ import Voice
     /// echo: the uplink carries the echo 35 dB or more below the
     /// microphone from the first second on, and no talker is heard in it.
     @Test func theEchoOfAMicrophoneMovedAwayIsTakenAwayAtOnce() throws {
-        let far = try VoiceSignals.game(frames: 10 * 16_000), played = Self.loudspeaker(far)
-        let before = VoiceSignals.echo(of: played, rt60: 0.3)
-        let after = VoiceSignals.echo(of: played, rt60: 0.3, loss: 8, seed: 23)
-        let (firstSecond, later, heard) = try Self.afterEchoPathChange(far: far, before: before, after: after)
-        print(String(format: "microphone moved away under a game's echo: %.1f dB less echo in the first second, %.1f dB after it, "
-                     + "%d of its 100 frames heard as speech", firstSecond, later, heard))
+        let (firstSecond, later, heard) = try Self.afterTheMicrophoneMoved("away", loss: 8)
         // Taken for a talker while the coherence caught up: 13.9 dB, 12.6 dB
         // after it, 75 frames heard as speech; the foreground kept its old
         // coefficients through them. Taken for echo: 43.1 and 39.9 dB, none.
@@ -325,12 +333,7 @@ import Voice
     /// out: the burst was the moved path's echo, and after the first
     /// second the uplink carries the echo 35 dB or more below the microphone.
     @Test func theEchoOfAMicrophoneMovedCloserIsTakenAwayWithinASecond() throws {
-        let far = try VoiceSignals.game(frames: 10 * 16_000), played = Self.loudspeaker(far)
-        let before = VoiceSignals.echo(of: played, rt60: 0.3)
-        let after = VoiceSignals.echo(of: played, rt60: 0.3, loss: 4, seed: 23)
-        let (firstSecond, later, heard) = try Self.afterEchoPathChange(far: far, before: before, after: after)
-        print(String(format: "microphone moved closer under a game's echo: %.1f dB less echo in the first second, %.1f dB after it, "
-                     + "%d of its 100 frames heard as speech", firstSecond, later, heard))
+        let (firstSecond, later, heard) = try Self.afterTheMicrophoneMoved("closer", loss: 4)
         // With the foreground held for the 2 s the burst lasted: 10.8 dB,
         // 11.6 dB after it, 99 frames heard as speech; with the hold ended
         // but the burst and the 2 s after it still the talker's, 12.1 dB,
