@@ -208,7 +208,7 @@ public final class EchoCanceller {
     @exclusivity(unchecked) public private(set) var echoPathMoved = false
     /// One more than the blocks of echo alone still needed to say so; 0 while nothing is watched.
     @exclusivity(unchecked) private var blocksToCheckPath = 0
-    /// Blocks in a row in which the background cancelled `farAheadBelow` better than the foreground.
+    /// Blocks in a row in which the background's error stayed under `farAheadBelow` of the foreground's.
     @exclusivity(unchecked) private var blocksBackgroundFarAhead = 0
     static let failedAfter = 10
 

@@ -174,8 +174,8 @@ import Voice
         // The lines' frames the uplink carries 20 dB or more below the player.
         let lineFrames = (200..<truth.count).filter { truth[$0] }
         let cut = lineFrames.filter { Self.level($0, uplink) < Self.level($0, near) - 20 }
-        // After the canceller's first 2 s of the game: the game alone, then the game with the lines.
-        let spurious = VoiceActivityTests.onsets(speech).filter { !nearSpeech[$0] && $0 >= 200 }
+        // After the canceller's first second of the game, when the gate trusts it: the game alone, then the game with the lines.
+        let spurious = VoiceActivityTests.onsets(speech).filter { !nearSpeech[$0] && $0 >= 100 }
         let (precision, recall, f1) = VoiceActivityTests.score(Array(speech[200...]), truth: Array(truth[200...]))
         return UnderAGame(latencies: VoiceActivityTests.onsetLatencies(speech, starts: starts), lines: starts.count, spurious: spurious,
                           cut: cut.count, lineFrames: lineFrames.count, precision: precision, recall: recall, f1: f1)
@@ -196,8 +196,8 @@ import Voice
         // Where the gate counts a burst after the detector's onset, the burst's
         // unreleased frames before it are the talker's too: the median onset
         // was 70 ms when they were not claimed.
-        let median = result.latencies.sorted()[result.latencies.count / 2]
-        #expect(median <= 6, "median onset \(median * 10) ms")
+        let median = result.latencies.sorted().dropFirst(result.latencies.count / 2).first ?? Int.max
+        #expect(median <= 6, "median onset \(median) frames")
         // Weighing the microphone: 1 line of 3 found, F1 0.32; with the
         // foreground taking the background's coefficients through the lines, 0.73.
         #expect(result.f1 >= 0.76, "F1 \(result.f1) (precision \(result.precision), recall \(result.recall))")
@@ -212,14 +212,18 @@ import Voice
 
     /// The player talks a second after the game starts, under its echo as
     /// loud as them or 6 dB louder: the canceller has had 1 s of the game,
-    /// and their first line is found from its first word, not 300 ms or
-    /// more into it as when a burst counted only after 1.5 s of the far end.
-    @Test(arguments: [0.0, 6.0])
-    func aPlayerASecondIntoTheGameIsHeardFromTheirFirstWord(decibels: Double) throws {
+    /// and their first line is found within 300 ms of its start, as the
+    /// corpus scorer counts, not later as when a burst counted only after
+    /// 1.5 s of the far end (2 of the 3 lines found).
+    @Test(arguments: zip([0.0, 6.0], [20, 16]))
+    func aPlayerASecondIntoTheGameIsFoundAsTheyStart(decibels: Double, mostCutPercent: Int) throws {
         let result = try Self.playerUnderAGame(lead: 0, decibels: decibels)
         print("player a second into the game, its echo \(Int(decibels)) dB over them: \(result.summary)")
         #expect(result.latencies.count == result.lines, "lines found: \(result.latencies.count) of \(result.lines)")
         #expect(result.spurious.count <= 1, "onsets on the game alone, at frames \(result.spurious)")
+        // 194 and 157 of 1,023; at 6 dB 146 before a burst could be taken for
+        // a moved path's echo, which once takes a pause in the player's burst for one.
+        #expect(result.cut * 100 <= result.lineFrames * mostCutPercent, "\(result.cut) of \(result.lineFrames) frames of the lines cut by 20 dB or more")
     }
 
     /// The corpus's double talk in a room of voices, short: a game's music
@@ -317,7 +321,7 @@ import Voice
         let (firstSecond, later, heard) = try Self.afterTheMicrophoneMoved("away", loss: 8)
         // Taken for a talker while the coherence caught up: 13.9 dB, 12.6 dB
         // after it, 75 frames heard as speech; the foreground kept its old
-        // coefficients through them. Taken for echo: 43.1 and 39.9 dB, none.
+        // coefficients through them. Taken for echo: 43.1 and 40.0 dB, none.
         #expect(firstSecond >= 35, "\(firstSecond) dB less echo in the first second after the move")
         #expect(later >= 35, "\(later) dB less echo in the two seconds after that")
         #expect(heard <= 5, "\(heard) frames of the echo heard as speech")
