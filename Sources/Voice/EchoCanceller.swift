@@ -47,9 +47,12 @@ public final class EchoCanceller {
     /// their voice too.
     static let talkHoldBlocks = 200
     /// A background that leaves under a quarter of a settled foreground's
-    /// error for `farAheadBlocks` blocks in a row has learnt a new echo
-    /// path, not a talker's voice: adapting to a voice it never did better
-    /// than that for more than 2 blocks in the corpus's double talk and game echo.
+    /// error for `farAheadBlocks` blocks in a row has learnt echo the
+    /// held foreground misses, not a talker's voice: adapting to a voice it
+    /// never did better than that for more than 2 blocks in the corpus's
+    /// double talk and game echo. That echo is a moved path's, or a game's
+    /// sound the foreground had not yet learnt, which is why a burst is
+    /// only taken for the echo once the output then holds no more than echo.
     static let farAheadBelow: Float = 0.25, farAheadBlocks = 5
     /// Blocks in a row after taking up such a background in which an
     /// output of no more than echo tells that the burst was the moved path's echo.
