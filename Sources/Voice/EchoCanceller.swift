@@ -208,7 +208,7 @@ public final class EchoCanceller {
     /// With this block the output, which held what was taken for a talker
     /// until the foreground took up a background far ahead of it, has held
     /// no more than echo for `pathCheckBlocks`: the burst was the echo of a moved path.
-    @exclusivity(unchecked) public private(set) var echoPathMoved = false
+    public var echoPathMoved: Bool { blocksToCheckPath == 1 }
     /// One more than the blocks of echo alone still needed to say so; 0 while nothing is watched.
     @exclusivity(unchecked) private var blocksToCheckPath = 0
     /// Blocks in a row in which the background's error stayed under `farAheadBelow` of the foreground's.
@@ -721,7 +721,6 @@ public final class EchoCanceller {
         // the echo of a moved path leaves no more than echo, block after
         // block; a talker's voice soon rises above it again.
         blocksToCheckPath = blocksToCheckPath > 0 && outputHoldsOnlyEcho ? blocksToCheckPath - 1 : 0
-        echoPathMoved = blocksToCheckPath == 1
         // An output that holds a quarter of the echo and follows its
         // estimate, with no talker heard, is echo the filter misjudges:
         // what the filter removes is taken to fall as fast as where it
