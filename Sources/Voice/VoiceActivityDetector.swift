@@ -26,11 +26,12 @@ import Glibc
 ///
 /// - the background's own rise and fall: where the frames that are not
 ///   speech spread as a room of other talkers does (their 25th percentile
-///   level over 5 s more than 2.5 dB above their 5th), the floor follows
-///   the other talkers' lulls and their words stand out of it, so a frame
-///   must also stand 12 dB above the 25th percentile to start speech, or
-///   2.5 spreads where they are wider, and half as far to hold it: the
-///   room's own words seldom rise further. Steady noise, typing and a far end's
+///   level over 5 s more than 2.5 dB above their 5th, until it falls back
+///   to 2 dB), the floor follows the other talkers' lulls and their
+///   words stand out of it, so a frame must also stand 12 dB above the
+///   25th percentile to start speech, or 2.5 spreads where they are
+///   wider, and half as far to hold it: the room's own words seldom rise
+///   further. Steady noise, typing and a far end's
 ///   echo leave this out; so does a detector given no residual echo, which
 ///   cannot tell the far end's echo from the room. A detector that has
 ///   called every echo-free frame speech for 3 s is hearing the room, not
@@ -76,6 +77,11 @@ public final class VoiceActivityDetector {
     /// How far its 25th percentile frame stands above its 5th, in dB, past which it counts as voices:
     /// steady noise (white, pink, a fan, typing between keys) keeps within 1.5 dB, a room of talkers 3.5 to 5.
     static let voicesSpread = 2.5
+    /// How far the spread of a background heard as voices must fall back, in dB, before it counts as
+    /// steady again. A room of seven talkers 20 dB under the talker spreads 2.4 to 4 dB: judged afresh
+    /// each frame against 2.5 alone, it went in and out of being voices, and each time it was out its
+    /// words started speech, which kept them out of the background and its spread low for seconds.
+    static let steadySpread = 2.0
     /// How far above the background's 25th percentile level, in dB, a frame must stand to start speech
     /// there, at least; half as far holds speech that has started. The frames of a room of seven talkers
     /// (spreads of 3.5 to 5 dB) rise 6 to 7 dB above that level one time in 20 and 8 to 9 dB one in 100,
@@ -131,6 +137,8 @@ public final class VoiceActivityDetector {
     @exclusivity(unchecked) private var framesWithoutEcho = BackgroundLevels.frames
     /// Echo-free frames called speech since one counted toward the background.
     @exclusivity(unchecked) private var talkWithoutBackground = 0
+    /// The background has spread as voices do, and not yet fallen back to steady noise's spread.
+    @exclusivity(unchecked) private var backgroundIsVoices = false
 
     // Decision state.
     @exclusivity(unchecked) private var speaking = false
@@ -175,7 +183,12 @@ public final class VoiceActivityDetector {
         let (lull, typical) = background.percentiles()
         let spread = typical - lull
         framesWithoutEcho = residualEcho == nil || echoShare > Self.echoShareOfBackground ? 0 : framesWithoutEcho + 1
-        let gateOff = spread <= Self.voicesSpread || framesWithoutEcho < BackgroundLevels.frames
+        if spread > Self.voicesSpread {
+            backgroundIsVoices = true
+        } else if spread <= Self.steadySpread {
+            backgroundIsVoices = false
+        }
+        let gateOff = !backgroundIsVoices || framesWithoutEcho < BackgroundLevels.frames
         let startBar = max(Self.aboveVoicesToStart, Self.spreadsAboveVoicesToStart * spread)
         let aboveVoices = gateOff || level > typical + (speaking ? startBar / 2 : startBar)
         let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: crest(), snr: snr, aboveVoices: aboveVoices)
