@@ -253,13 +253,13 @@ import Glibc
 
     /// The lines 20 and 10 dB over a crowded room of ten other talkers,
     /// through the uplink chain as the engine runs it. The room's frames that
-    /// are not speech spread 2.5 to 5.6 dB, 4 at the median. When each frame
-    /// judged afresh whether that was a room of voices, the few frames the
-    /// spread fell to 2.5 dB were enough for the room's words to start speech,
-    /// and speech kept them out of the background: it held speech through 26%
-    /// and 5% of the room alone, started it there twice, found 2 of the 3
-    /// lines, and F1 was 0.666 and 0.575. A room counts as voices now until
-    /// its spread falls back to 2 dB, nearer steady noise's.
+    /// are not speech spread 2.4 to 5.6 dB, 4 at the median. When each frame
+    /// judged afresh whether that was a room of voices, its dips to 2.5 dB or
+    /// under let the room's words start speech, and speech kept them out of
+    /// the background: it held speech through 26% and 5% of the room alone,
+    /// started it there twice, found 2 of the 3 lines, and F1 was 0.666 and
+    /// 0.575. A room counts as voices now until its spread falls back to 2 dB,
+    /// nearer steady noise's.
     @Test(arguments: zip([20.0, 10.0], [0.72, 0.55]))
     func aCrowdedRoomIsNotTakenForTheTalker(decibels: Double, leastF1: Double) throws {
         // The room talked from before the detector's first frame; as in the room talking from
