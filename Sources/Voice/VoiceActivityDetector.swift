@@ -77,11 +77,12 @@ public final class VoiceActivityDetector {
     /// How far its 25th percentile frame stands above its 5th, in dB, past which it counts as voices:
     /// steady noise (white, pink, a fan, typing between keys) keeps within 1.5 dB, a room of talkers 3.5 to 5.
     static let voicesSpread = 2.5
-    /// How far the spread of a background heard as voices must fall back, in dB, before it counts as
-    /// steady again. A room of seven talkers 20 dB under the talker spreads 2.4 to 4 dB: judged afresh
-    /// each frame against 2.5 alone, it went in and out of being voices, and each time it was out its
-    /// words started speech, which kept them out of the background and its spread low for seconds.
-    static let steadySpread = 2.0
+    /// How far the spread of a background heard as voices must fall, in dB, before it counts as steady
+    /// noise again. The spread moves in half-decibel steps, so a room of voices stays one while it sits
+    /// at 2.5 dB. One corpus room of seven talkers sat there for 6 s: judged against 2.5 alone, it went
+    /// in and out of being voices, and each time out its words started speech, which kept them out of
+    /// the background and its spread where it was.
+    static let steadyAgainSpread = 2.0
     /// How far above the background's 25th percentile level, in dB, a frame must stand to start speech
     /// there, at least; half as far holds speech that has started. The frames of a room of seven talkers
     /// (spreads of 3.5 to 5 dB) rise 6 to 7 dB above that level one time in 20 and 8 to 9 dB one in 100,
@@ -185,7 +186,7 @@ public final class VoiceActivityDetector {
         framesWithoutEcho = residualEcho == nil || echoShare > Self.echoShareOfBackground ? 0 : framesWithoutEcho + 1
         if spread > Self.voicesSpread {
             backgroundIsVoices = true
-        } else if spread <= Self.steadySpread {
+        } else if spread <= Self.steadyAgainSpread {
             backgroundIsVoices = false
         }
         let gateOff = !backgroundIsVoices || framesWithoutEcho < BackgroundLevels.frames

@@ -253,13 +253,14 @@ import Glibc
 
     /// The lines 20 and 10 dB over a crowded room of ten other talkers,
     /// through the uplink chain as the engine runs it. The room's frames that
-    /// are not speech spread 2.4 to 5.6 dB, 4 at the median. When each frame
-    /// judged afresh whether that was a room of voices, its dips to 2.5 dB or
-    /// under let the room's words start speech, and speech kept them out of
-    /// the background: it held speech through 26% and 5% of the room alone,
-    /// started it there twice, found 2 of the 3 lines, and F1 was 0.666 and
-    /// 0.575. A room counts as voices now until its spread falls back to 2 dB,
-    /// nearer steady noise's.
+    /// are not speech spread 2.5 to 5.5 dB, 4 at the median. When each frame
+    /// judged afresh whether that was a room of voices, its dips to 2.5 dB
+    /// let the room's words start speech, and speech kept them out of the
+    /// background: once the room was heard as the room, it held speech
+    /// through 26% and 5% of it, started it there again at 4.4 s, found 2 of
+    /// the 3 lines, and F1 was 0.666 and 0.575. A room counts as voices now
+    /// until its spread falls to 2 dB: 0% held, no onset, 3 lines of 3, F1
+    /// 0.753 and 0.592.
     @Test(arguments: zip([20.0, 10.0], [0.72, 0.55]))
     func aCrowdedRoomIsNotTakenForTheTalker(decibels: Double, leastF1: Double) throws {
         // The room talked from before the detector's first frame; as in the room talking from
@@ -267,7 +268,8 @@ import Glibc
         let result = try Self.overARoom(decibels: decibels, voices: 10, lead: 400, aloneFrom: 400, throughTheChain: true)
         print("ten talkers \(Int(decibels)) dB under the lines, through the chain: \(result.summary)")
         #expect(result.heldThroughRoom <= 0.02, "speech held through \(Int(result.heldThroughRoom * 100))% of the room alone")
-        #expect(result.spurious.count <= 1, "onsets in the room alone, at frames \(result.spurious)")
+        let spuriousOnceHeard = result.spurious.filter { $0 >= 400 }
+        #expect(spuriousOnceHeard.isEmpty, "onsets in the room alone, at frames \(spuriousOnceHeard)")
         #expect(result.found == result.lines, "lines found: \(result.found) of \(result.lines)")
         #expect(result.f1 >= leastF1, "F1 \(result.f1) (precision \(result.precision), recall \(result.recall))")
     }
