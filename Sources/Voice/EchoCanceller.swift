@@ -48,19 +48,21 @@ public final class EchoCanceller {
     /// started anew 14 and 19 times in 24 s (the corpus's `dt_speech_enr5`,
     /// seeds 2 and 3). Two things keep it from that.
     /// The room's background enters the normaliser, so the step is scaled,
-    /// as a Kalman gain is, by about echo / (echo + 2 × background), the
-    /// echo taken as the far end through the path learnt so far and what
-    /// is still uncertain of it.
+    /// much as a Kalman gain is, by about echo / (echo + 2 × background),
+    /// the echo taken as the far end through the path learnt so far and
+    /// what is still uncertain of it.
     static let noiseWeight: Float = 2
-    /// And as the far end falls quiet, the normaliser keeps 40% of what
-    /// excited the filter over the last 200 ms or so, so the step shrinks
-    /// with the echo rather than taking the same stride on a tenth of it.
+    /// And as the far end falls quiet, the normaliser keeps 40% of its
+    /// average over about the last 200 ms, so in the first moments the
+    /// step shrinks with the echo rather than taking the same stride on a
+    /// tenth of it; after them the background's term holds it.
     static let recentFloor: Float = 0.4, recentSmoothing: Float = 0.95
     /// How uncertain the path is per bin, as a power gain, before it is
     /// learnt or after the filter starts anew: a path as loud as the far
-    /// end. It falls as the far end excites the bin.
+    /// end. It falls as the far end excites the bin, to no less than
+    /// `faintestPath`.
     static let initialUncertainty: Float = 1
-    /// A path 40 dB under the far end, below which no bin's is taken to be.
+    /// 40 dB under the far end: what is left uncertain of any bin's path.
     static let faintestPath: Float = 1e-4
     static let errorSmoothing: Float = 0.8
     static let copyBelow: Float = 0.7
@@ -574,7 +576,7 @@ public final class EchoCanceller {
             weights[partition] = count * (1 / (2 * count) + weights[partition] / (2 * total + 1e-12))
         }
         for bin in 0..<bins { normaliser[bin] = Self.regularisation }
-        // The room's background per sample, times the samples the normaliser sums.
+        // Times the background floor: the background per sample, times the samples the normaliser sums.
         let noiseToExcitation = Self.floorBias * 8 / 3 * count
         for partition in 0..<partitions {
             let x = ((newest + partition) % partitions) * bins, weight = weights[partition]
@@ -586,9 +588,9 @@ public final class EchoCanceller {
             let excitation = normaliser[bin]
             recentExcitation[bin] = Self.recentSmoothing * recentExcitation[bin] + (1 - Self.recentSmoothing) * excitation
             normaliser[bin] = max(excitation, Self.recentFloor * recentExcitation[bin])
-            normaliser[bin] += Self.noiseWeight * noiseToExcitation * noiseFloor[bin] / max(pathGain[bin] + uncertainty[bin], Self.faintestPath)
+            normaliser[bin] += Self.noiseWeight * noiseToExcitation * noiseFloor[bin] / (pathGain[bin] + uncertainty[bin])
             // A block learns of the path what the far end excited and the background did not mask.
-            uncertainty[bin] *= 1 - Self.stepSize * excitation / (normaliser[bin] * count)
+            uncertainty[bin] = max(uncertainty[bin] * (1 - Self.stepSize * excitation / (normaliser[bin] * count)), Self.faintestPath)
             gradientReal[bin] /= normaliser[bin]
             gradientImaginary[bin] /= normaliser[bin]
         }

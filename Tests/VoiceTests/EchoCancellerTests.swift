@@ -97,10 +97,10 @@ import Glibc
     /// passages a normalised step fits the background as echo; the filter
     /// must not then predict echo the loud ones never bring. Over the loud
     /// passages from 4 s on, its output less the background is what it
-    /// leaves of their echo: it keeps 10 dB or more and never loses more
-    /// than 1 dB from one loud passage to the next (11.6, 13.9, 18.5, 18.1
-    /// and 20.5 dB; with the step normalised by the far end alone, -0.4,
-    /// 4.4, 10.5, 16.2 and 13.4).
+    /// leaves of their echo: its ERLE there is 10 dB or more and never
+    /// falls by more than 1 dB from one loud passage to the next (11.6,
+    /// 13.9, 18.5, 18.1 and 20.5 dB; with the step normalised by the far
+    /// end alone, -0.4, 4.4, 10.5, 16.2 and 13.4).
     @Test func theRoomsBackgroundIsNotLearntAsEcho() throws {
         var voice: [Float] = []
         while voice.count < 24 * 16_000 { for name in ["announcer", "barkeep"] { voice += try VoiceSignals.speech(name) } }
