@@ -21,6 +21,28 @@ import Glibc
         return 10 * log10(micEnergy / max(outputEnergy, 1e-20))
     }
 
+    /// `mic` through `canceller` against `far`, block by block: what the
+    /// filter leaves (the microphone less the echo it predicts), each block
+    /// then suppressed with nobody near, or, given `start`, with a talker
+    /// from that sample on.
+    static func linearOutput(of canceller: EchoCanceller, mic: [Float], far: [Float], talkingFrom start: Int? = nil) -> [Float] {
+        var linear = [Float](repeating: 0, count: mic.count / 160 * 160)
+        var block = [Float](repeating: 0, count: 160)
+        for first in stride(from: 0, to: linear.count, by: 160) {
+            for index in 0..<160 { block[index] = mic[first + index] }
+            block.withUnsafeMutableBufferPointer { block in
+                far.withUnsafeBufferPointer { far in
+                    canceller.filter(block, reference: UnsafeBufferPointer(rebasing: far[first..<(first + 160)]))
+                }
+                canceller.withLinearOutput { output, _ in
+                    for index in 0..<160 { linear[first + index] = output[index] }
+                }
+                canceller.suppress(block, nearEnd: start.map { first >= $0 ? .talking : .silent } ?? .silent)
+            }
+        }
+        return linear
+    }
+
     /// In a quiet room: what the suppressor removes of the background
     /// comes back as comfort noise, so ERLE can be no more than the echo
     /// over the background.
@@ -70,21 +92,9 @@ import Glibc
         let echo = VoiceSignals.echo(of: far)
         let near = try VoiceSignals.talker(from: start, decibels: 0, under: echo)
         let noise = Signals.whiteNoise(frames: far.count, rms: 0.00005, seed: 7)
-        let canceller = EchoCanceller()
-        var residualEcho = [Float](repeating: 0, count: far.count)
-        var block = [Float](repeating: 0, count: 160)
-        for first in stride(from: 0, to: far.count, by: 160) {
-            for index in 0..<160 { block[index] = echo[first + index] + near[first + index] + noise[first + index] }
-            block.withUnsafeMutableBufferPointer { block in
-                far.withUnsafeBufferPointer { far in
-                    canceller.filter(block, reference: UnsafeBufferPointer(rebasing: far[first..<(first + 160)]))
-                }
-                canceller.withLinearOutput { output, _ in
-                    for index in 0..<160 { residualEcho[first + index] = output[index] - near[first + index] - noise[first + index] }
-                }
-                canceller.suppress(block, nearEnd: first >= start ? .talking : .silent)
-            }
-        }
+        let mic = (0..<far.count).map { echo[$0] + near[$0] + noise[$0] }
+        let linear = Self.linearOutput(of: EchoCanceller(), mic: mic, far: far, talkingFrom: start)
+        let residualEcho = linear.indices.map { linear[$0] - near[$0] - noise[$0] }
         let before = Self.erle(mic: echo, output: residualEcho, from: 4 * 16_000, to: start)
         let during = Self.erle(mic: echo, output: residualEcho, from: start, to: far.count)
         print(String(format: "linear filter's ERLE: %.1f dB on the far end alone, %.1f dB through double talk", before, during))
@@ -109,21 +119,8 @@ import Glibc
         let echo = VoiceSignals.echo(of: far)
         let loudEcho = (0..<far.count).filter { $0 / passage % 2 == 0 }.map { echo[$0] }
         let background = Signals.whiteNoise(frames: far.count, rms: Float(Measure.rms(loudEcho)) / 18, seed: 13)
-        let canceller = EchoCanceller()
-        var residualEcho = [Float](repeating: 0, count: far.count)
-        var block = [Float](repeating: 0, count: 160)
-        for first in stride(from: 0, to: far.count, by: 160) {
-            for index in 0..<160 { block[index] = echo[first + index] + background[first + index] }
-            block.withUnsafeMutableBufferPointer { block in
-                far.withUnsafeBufferPointer { far in
-                    canceller.filter(block, reference: UnsafeBufferPointer(rebasing: far[first..<(first + 160)]))
-                }
-                canceller.withLinearOutput { output, _ in
-                    for index in 0..<160 { residualEcho[first + index] = output[index] - background[first + index] }
-                }
-                canceller.suppress(block, nearEnd: .silent)
-            }
-        }
+        let linear = Self.linearOutput(of: EchoCanceller(), mic: zip(echo, background).map { $0 + $1 }, far: far)
+        let residualEcho = linear.indices.map { linear[$0] - background[$0] }
         let loud = stride(from: 2 * passage, to: far.count, by: 2 * passage).map { ($0, $0 + passage) }
         let erle = loud.map { Self.erle(mic: echo, output: residualEcho, from: $0.0, to: $0.1) }
         print("linear filter's ERLE over each loud passage: " + erle.map { String(format: "%.1f", $0) }.joined(separator: ", ") + " dB")
@@ -202,20 +199,7 @@ import Glibc
         let noise = Signals.whiteNoise(frames: echo.count, rms: 0.00005, seed: 5)
         let mic = zip(echo, noise).map { $0 + $1 }
         let canceller = EchoCanceller()
-        var linear = [Float](repeating: 0, count: mic.count / 160 * 160)
-        var block = [Float](repeating: 0, count: 160)
-        for start in stride(from: 0, to: linear.count, by: 160) {
-            for index in 0..<160 { block[index] = mic[start + index] }
-            block.withUnsafeMutableBufferPointer { block in
-                far.withUnsafeBufferPointer { far in
-                    canceller.filter(block, reference: UnsafeBufferPointer(rebasing: far[start..<(start + 160)]))
-                }
-                canceller.withLinearOutput { output, _ in
-                    for index in 0..<160 { linear[start + index] = output[index] }
-                }
-                canceller.suppress(block, nearEnd: .silent)
-            }
-        }
+        let linear = Self.linearOutput(of: canceller, mic: mic, far: far)
         // 80 ppm of a 160-sample block.
         let expected: Float = 80e-6 * 160
         #expect(abs(canceller.driftPerBlock - expected) < 0.2 * expected, "drift \(canceller.driftPerBlock) samples per block")
