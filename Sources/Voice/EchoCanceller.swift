@@ -64,6 +64,10 @@ public final class EchoCanceller {
     static let initialUncertainty: Float = 1
     /// 40 dB under the far end: what is left uncertain of any bin's path.
     static let faintestPath: Float = 1e-4
+    /// Times the background floor: the background per sample, times the
+    /// samples the normaliser sums (the floor sits `floorBias` under steady
+    /// noise in a Hann-windowed frame holding 3/8 of its power).
+    static let noiseToExcitation: Float = floorBias * 8 / 3 * Float(partitions)
     static let errorSmoothing: Float = 0.8
     static let copyBelow: Float = 0.7
     /// Two seconds of a near talker through which the foreground keeps its
@@ -576,8 +580,6 @@ public final class EchoCanceller {
             weights[partition] = count * (1 / (2 * count) + weights[partition] / (2 * total + 1e-12))
         }
         for bin in 0..<bins { normaliser[bin] = Self.regularisation }
-        // Times the background floor: the background per sample, times the samples the normaliser sums.
-        let noiseToExcitation = Self.floorBias * 8 / 3 * count
         for partition in 0..<partitions {
             let x = ((newest + partition) % partitions) * bins, weight = weights[partition]
             for bin in 0..<bins {
@@ -588,7 +590,7 @@ public final class EchoCanceller {
             let excitation = normaliser[bin]
             recentExcitation[bin] = Self.recentSmoothing * recentExcitation[bin] + (1 - Self.recentSmoothing) * excitation
             normaliser[bin] = max(excitation, Self.recentFloor * recentExcitation[bin])
-            normaliser[bin] += Self.noiseWeight * noiseToExcitation * noiseFloor[bin] / (pathGain[bin] + uncertainty[bin])
+            normaliser[bin] += Self.noiseWeight * Self.noiseToExcitation * noiseFloor[bin] / (pathGain[bin] + uncertainty[bin])
             // A block learns of the path what the far end excited and the background did not mask.
             uncertainty[bin] = max(uncertainty[bin] * (1 - Self.stepSize * excitation / (normaliser[bin] * count)), Self.faintestPath)
             gradientReal[bin] /= normaliser[bin]
