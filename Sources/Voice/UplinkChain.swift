@@ -45,6 +45,8 @@ public final class UplinkChain {
     /// Frames of the detector's burst before this one, and how many it claimed before its onset.
     @exclusivity(unchecked) private var framesIntoBurst = 0
     @exclusivity(unchecked) private var onsetBackfilled = 0
+    /// The detector's burst began within 2 s of the talker's last.
+    @exclusivity(unchecked) private var burstBeganLately = false
     /// Frames since the detector last spoke in a burst counted as the
     /// talker's; a burst within `talkerCarriesFrames` (2 s) of it is theirs
     /// to the echo suppressor.
@@ -101,10 +103,15 @@ public final class UplinkChain {
         // the talker's last burst, an output that holds a tenth of the echo
         // and hardly follows its estimate counts too: their next words
         // start under a game's echo well before they reach a quarter of it.
+        // So does a burst that began within those 2 s: a far end's onset
+        // can start it, and the talker's words that follow in the same
+        // burst are no less theirs for coming after the 2 s.
         if decision.speech, let echoCanceller {
+            let inTalk = talkerSpokeLately || (detectorSpeaking && burstBeganLately)
             let distinguishable = !echoCanceller.farEndActive
-                || (echoCanceller.hasConverged && (echoCanceller.nearEndAudible || (talkerSpokeLately && echoCanceller.nearEndApartFromEcho)))
+                || (echoCanceller.hasConverged && (echoCanceller.nearEndAudible || (inTalk && echoCanceller.nearEndApartFromEcho)))
             if !detectorSpeaking {
+                burstBeganLately = talkerSpokeLately
                 burstIsTalker = distinguishable
                 framesIntoBurst = 0
                 onsetBackfilled = decision.backfilled
