@@ -45,7 +45,7 @@ public final class UplinkChain {
     /// Frames of the detector's burst before this one, and how many it claimed before its onset.
     @exclusivity(unchecked) private var framesIntoBurst = 0
     @exclusivity(unchecked) private var onsetBackfilled = 0
-    /// The detector's burst began within 2 s of the talker's last.
+    /// The detector's burst, while it lasts, began within 2 s of the talker's last counted burst.
     @exclusivity(unchecked) private var burstBeganLately = false
     /// Frames since the detector last spoke in a burst counted as the
     /// talker's; a burst within `talkerCarriesFrames` (2 s) of it is theirs
@@ -78,6 +78,7 @@ public final class UplinkChain {
         // are theirs.
         if echoCanceller?.echoPathMoved == true && detectorSpeaking {
             burstIsTalker = false
+            burstBeganLately = false
             framesSinceTalker = Self.talkerCarriesFrames
         }
         // The detector hears the canceller's output before its residual
@@ -103,15 +104,19 @@ public final class UplinkChain {
         // the talker's last burst, an output that holds a tenth of the echo
         // and hardly follows its estimate counts too: their next words
         // start under a game's echo well before they reach a quarter of it.
-        // So does a burst that began within those 2 s: a far end's onset
-        // can start it, and the talker's words that follow in the same
-        // burst are no less theirs for coming after the 2 s.
+        // A burst that began within those 2 s keeps this test for up to
+        // 2 s into it: a far end's onset can start the burst before the
+        // talker's words, which then come after the 2 s have run out.
+        if decision.speech && !detectorSpeaking {
+            burstBeganLately = talkerSpokeLately
+        }
         if decision.speech, let echoCanceller {
-            let inTalk = talkerSpokeLately || (detectorSpeaking && burstBeganLately)
+            let withinTalkersWindow = talkerSpokeLately
+                || (detectorSpeaking && burstBeganLately && framesIntoBurst < Self.talkerCarriesFrames)
             let distinguishable = !echoCanceller.farEndActive
-                || (echoCanceller.hasConverged && (echoCanceller.nearEndAudible || (inTalk && echoCanceller.nearEndApartFromEcho)))
+                || (echoCanceller.hasConverged
+                    && (echoCanceller.nearEndAudible || (withinTalkersWindow && echoCanceller.nearEndApartFromEcho)))
             if !detectorSpeaking {
-                burstBeganLately = talkerSpokeLately
                 burstIsTalker = distinguishable
                 framesIntoBurst = 0
                 onsetBackfilled = decision.backfilled
