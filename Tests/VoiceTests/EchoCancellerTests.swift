@@ -21,24 +21,14 @@ import Glibc
         return 10 * log10(micEnergy / max(outputEnergy, 1e-20))
     }
 
-    /// `mic` through `canceller` against `far`, block by block: what the
-    /// filter leaves (the microphone less the echo it predicts), each block
+    /// What `canceller`'s filter leaves of `mic` against `far` (the
+    /// microphone less the echo it predicts), block by block, each block
     /// then suppressed with nobody near, or, given `start`, with a talker
     /// from that sample on.
     static func linearOutput(of canceller: EchoCanceller, mic: [Float], far: [Float], talkingFrom start: Int? = nil) -> [Float] {
-        var linear = [Float](repeating: 0, count: mic.count / 160 * 160)
-        var block = [Float](repeating: 0, count: 160)
-        for first in stride(from: 0, to: linear.count, by: 160) {
-            for index in 0..<160 { block[index] = mic[first + index] }
-            block.withUnsafeMutableBufferPointer { block in
-                far.withUnsafeBufferPointer { far in
-                    canceller.filter(block, reference: UnsafeBufferPointer(rebasing: far[first..<(first + 160)]))
-                }
-                canceller.withLinearOutput { output, _ in
-                    for index in 0..<160 { linear[first + index] = output[index] }
-                }
-                canceller.suppress(block, nearEnd: start.map { first >= $0 ? .talking : .silent } ?? .silent)
-            }
+        var linear: [Float] = []
+        _ = VoiceSignals.cancel(mic: mic, far: far, talkingFrom: start, unsaid: .silent, with: canceller) { canceller in
+            canceller.withLinearOutput { output, _ in linear += output }
         }
         return linear
     }

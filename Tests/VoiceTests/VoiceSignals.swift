@@ -61,13 +61,14 @@ enum VoiceSignals {
         return echo.map { $0 * scale }
     }
 
-    /// Runs `mic` through an echo canceller against `far`, block by block:
-    /// filtered, then suppressed with nobody's word on the near end, or,
-    /// given `start`, told the near end talks from that sample on.
-    /// `eachBlock` looks at the canceller after each block.
+    /// Runs `mic` through `canceller` against `far`, block by block:
+    /// filtered, then suppressed with the near end as `unsaid` says (by
+    /// default nobody's word on it), or, given `start`, told the near end
+    /// is silent until that sample and talks from it on. `eachBlock` looks
+    /// at the canceller after each block.
     static func cancel(mic: [Float], far: [Float], talkingFrom start: Int? = nil,
+                       unsaid: EchoCanceller.NearEnd = .unknown, with canceller: EchoCanceller = EchoCanceller(),
                        eachBlock: (EchoCanceller) -> Void = { _ in }) -> [Float] {
-        let canceller = EchoCanceller()
         var output = mic
         let blocks = mic.count / EchoCanceller.blockSize
         output.withUnsafeMutableBufferPointer { out in
@@ -76,7 +77,7 @@ enum VoiceSignals {
                     let range = (block * 160)..<((block + 1) * 160)
                     let samples = UnsafeMutableBufferPointer(rebasing: out[range])
                     canceller.filter(samples, reference: UnsafeBufferPointer(rebasing: reference[range]))
-                    let nearEnd: EchoCanceller.NearEnd = start.map { range.lowerBound >= $0 ? .talking : .silent } ?? .unknown
+                    let nearEnd: EchoCanceller.NearEnd = start.map { range.lowerBound >= $0 ? .talking : .silent } ?? unsaid
                     canceller.suppress(samples, nearEnd: nearEnd)
                     eachBlock(canceller)
                 }
