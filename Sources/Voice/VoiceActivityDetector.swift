@@ -32,8 +32,9 @@ import Glibc
 ///   25th percentile to start speech, or 2.5 spreads where they are
 ///   wider, and half as far to hold it: the room's own words seldom rise
 ///   further. Three frames in a row within 6 dB of the level the talker's
-///   own words reach start it 4 dB lower, while that level clears the full
-///   bar: the near talker is louder than any one voice of the room.
+///   own words reach start it 4 dB lower, and frames within 8 dB of it
+///   hold it, while that level clears the full bar: the near talker is
+///   louder than any one voice of the room.
 ///   Steady noise, typing and a far end's echo leave this out; so does a
 ///   detector given no residual echo, which cannot tell the far end's
 ///   echo from the room. A detector that has
@@ -110,6 +111,10 @@ public final class VoiceActivityDetector {
     static let nearTalkerRelief = 4.0
     static let nearTalkerReach = 6.0
     static let nearTalkerFrames = 3
+    /// How far under the talker's level, in dB, a frame still holds speech over a room of voices, where
+    /// that is under half the bar: a talker barely over the room (5 dB, in the corpus) has quieter
+    /// syllables that half the bar let go, and the room's own words hold nothing that has not started.
+    static let nearTalkerHold = 8.0
     /// How fast the talker's level follows their frames that clear the full bar, per frame.
     static let talkerLevelSmoothing = 0.02
     /// Frames of a burst that must clear the full bar before the next count toward the talker's level:
@@ -217,10 +222,12 @@ public final class VoiceActivityDetector {
         }
         let gateOff = !backgroundIsVoices || framesWithoutEcho < BackgroundLevels.frames
         let startBar = max(Self.aboveVoicesToStart, Self.spreadsAboveVoicesToStart * spread)
-        // Only while the talker's level still clears the full bar: a room grown louder since may reach it.
-        let nearTalker = talkerLevel.map { $0 > typical + startBar && level > $0 - Self.nearTalkerReach } ?? false
+        // The talker's level counts only while it still clears the full bar: a room grown louder since may reach it.
+        let talker = talkerLevel.flatMap { $0 > typical + startBar ? $0 : nil }
+        let nearTalker = talker.map { level > $0 - Self.nearTalkerReach } ?? false
         nearTalkerRun = nearTalker && level > typical + startBar - Self.nearTalkerRelief ? nearTalkerRun + 1 : 0
-        let aboveVoices = gateOff || level > typical + (speaking ? startBar / 2 : startBar)
+        let holdBar = min(typical + startBar / 2, (talker ?? .infinity) - Self.nearTalkerHold)
+        let aboveVoices = gateOff || level > (speaking ? holdBar : typical + startBar)
             || (!speaking && nearTalkerRun >= Self.nearTalkerFrames)
         if !speaking { clearFramesInBurst = 0 }
         if !gateOff && speaking && level > typical + startBar {
