@@ -246,13 +246,22 @@ extension HostileServerTests {
         #expect(unexpected.isEmpty, "counted, but not sent: \(unexpected)")
     }
 
-    /// The room plays its tone on the headphones: loud enough, at 1 kHz.
+    /// The room plays its tone on the headphones: loud enough, at 1 kHz. A
+    /// second over which playback underran, as it may on a busy test host,
+    /// holds a gap that takes crossings from the count (one such gave 973 Hz),
+    /// so it is recorded again, up to three times.
     static func expectPlaying(_ room: LiveRoom) throws {
-        let recording = try room.record("phones.monitor", seconds: 1)
-        let level = Measure.rmsDecibels(recording.left), frequency = Measure.frequency(recording.left)
-        print("the room plays: \(level) dBFS, \(frequency) Hz; underruns since roomd started: \(try room.status()["underruns"] ?? "?")")
-        #expect(level > -40, "the room plays on the sink")
-        #expect(abs(frequency - 1_000) < 20, "the scene's tone")
+        for attempt in 1...3 {
+            let underrunsBefore = try room.status()["underruns"] as? Int ?? 0
+            let recording = try room.record("phones.monitor", seconds: 1)
+            let underruns = try room.status()["underruns"] as? Int ?? 0
+            let level = Measure.rmsDecibels(recording.left), frequency = Measure.frequency(recording.left)
+            print("the room plays: \(level) dBFS, \(frequency) Hz; underruns since roomd started: \(underrunsBefore) before, \(underruns) after")
+            if underruns > underrunsBefore && attempt < 3 { continue }
+            #expect(level > -40, "the room plays on the sink")
+            #expect(abs(frequency - 1_000) < 20, "the scene's tone")
+            return
+        }
     }
 }
 
