@@ -167,7 +167,8 @@ public final class VoiceActivityDetector {
     /// into a burst; nil until one has. Only those count: before the room is judged, its own words may
     /// be speech.
     @exclusivity(unchecked) private var talkerLevel: Double?
-    /// Frames in a row, outside speech, that came near the talker's level over a room of voices.
+    /// Frames in a row that came near the talker's level over a room of voices, not far under the full
+    /// bar; only outside speech do they start it.
     @exclusivity(unchecked) private var nearTalkerRun = 0
     /// Frames of the current burst that cleared the full bar over a room of voices.
     @exclusivity(unchecked) private var clearFramesInBurst = 0
