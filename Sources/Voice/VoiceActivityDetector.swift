@@ -32,9 +32,9 @@ import Glibc
 ///   25th percentile to start speech, or 2.5 spreads where they are
 ///   wider, and half as far to hold it: the room's own words seldom rise
 ///   further. Three frames in a row within 6 dB of the level the talker's
-///   own words reach start it 4 dB lower, and frames within 8 dB of it
-///   hold it, while that level clears the full bar: the near talker is
-///   louder than any one voice of the room.
+///   own words reach start speech at a bar 4 dB lower, and frames within
+///   8 dB of it hold speech, while that level clears the full bar: the near
+///   talker is louder than any one voice of the room.
 ///   Steady noise, typing and a far end's echo leave this out; so does a
 ///   detector given no residual echo, which cannot tell the far end's
 ///   echo from the room. A detector that has
@@ -107,7 +107,7 @@ public final class VoiceActivityDetector {
     /// within `nearTalkerReach` of the level the talker's own words reach, three in a row. The near
     /// talker is louder than any one voice of the room, and the first syllables of their words are
     /// heard before they clear the full bar: over corpus babble 10 dB under them, the bar alone
-    /// started their bursts 15 to 120 ms late.
+    /// started their bursts up to 120 ms late.
     static let nearTalkerRelief = 4.0
     static let nearTalkerReach = 6.0
     static let nearTalkerFrames = 3
@@ -117,10 +117,10 @@ public final class VoiceActivityDetector {
     static let nearTalkerHold = 8.0
     /// How fast the talker's level follows their frames that clear the full bar, per frame.
     static let talkerLevelSmoothing = 0.02
-    /// Frames of a burst that must clear the full bar before the next count toward the talker's level:
-    /// a room's own word that starts speech seldom clears it for long. Learnt from a burst's first such
-    /// frame, the voice tests' room set it with a word of its own, and the lower bar then started speech
-    /// on its words three times where the full bar had once.
+    /// From a burst's fifth frame that clears the full bar on, its frames count toward the talker's
+    /// level: a room's own word that starts speech seldom clears it that often. Learnt from a burst's
+    /// first such frame, the voice tests' room of seven set it with a word of its own, and the lower
+    /// bar then started speech on its words three times where the full bar had once.
     static let clearFramesBeforeTalkerLevel = 5
 
     /// One frame's decision: whether it is speech, and how many frames
