@@ -188,6 +188,8 @@ import Glibc
         /// Onsets in the room alone, as frames, counted from the same frame as that share.
         var spurious: [Int]
         var found: Int, lines: Int
+        /// How late, in frames, each word found starts, of the `words` that start after 150 ms or more without speech.
+        var wordLatencies: [Int], words: Int
         var precision: Double, recall: Double, f1: Double
 
         var summary: String {
@@ -210,10 +212,16 @@ import Glibc
             : Self.decisions(mic, cancelled: true)
         let nearSpeech = Self.nearSpeech(truth)
         let alone = decisions.indices.filter { !nearSpeech[$0] && $0 >= aloneFrom }
+        var words: [Int] = [], quiet = 0
+        for (frame, talking) in truth.enumerated() {
+            if talking && quiet >= 15 { words.append(frame) }
+            quiet = talking ? 0 : quiet + 1
+        }
         let (precision, recall, f1) = Self.score(decisions, truth: truth)
         return RoomOfVoices(heldThroughRoom: Double(alone.filter { decisions[$0] }.count) / Double(alone.count),
                             spurious: Self.onsets(decisions).filter { !nearSpeech[$0] && $0 >= aloneFrom },
                             found: Self.onsetLatencies(decisions, starts: starts).count, lines: starts.count,
+                            wordLatencies: Self.onsetLatencies(decisions, starts: words), words: words.count,
                             precision: precision, recall: recall, f1: f1)
     }
 
@@ -281,24 +289,13 @@ import Glibc
     /// 6 of the 8, and F1 0.564; now 8 and 0.61, with the one onset in the
     /// room alone that the full bar gave too.
     @Test func aTalkerLouderThanTheRoomIsFoundWordByWord() throws {
-        let (speech, truth, _) = try Self.lines(after: 400)
-        let level = Float(Self.talkingLevel(speech, truth: truth) * pow(10, -8.0 / 20))
-        let room = try Self.babble(frames: speech.count, voices: 10)
-        let decisions = Self.decisions(speech.indices.map { speech[$0] + level * room[$0] }, cancelled: true)
-        var words: [Int] = [], quiet = 0
-        for (frame, talking) in truth.enumerated() {
-            if talking && quiet >= 15 { words.append(frame) }
-            quiet = talking ? 0 : quiet + 1
-        }
-        let found = Self.onsetLatencies(decisions, starts: words)
-        let nearSpeech = Self.nearSpeech(truth)
-        let spurious = Self.onsets(decisions).filter { !nearSpeech[$0] && $0 >= 20 }
-        let (precision, recall, f1) = Self.score(decisions, truth: truth)
-        print("lines 8 dB over ten talkers: words found \(found.count) of \(words.count), latencies \(found.map { $0 * 10 }) ms, \(spurious.count) spurious onsets, F1 \(f1)")
-        #expect(words.count == 8)
-        #expect(found.count == words.count, "words found: \(found.count) of \(words.count)")
-        #expect(spurious.count <= 1, "onsets in the room alone, at frames \(spurious)")
-        #expect(f1 >= 0.59, "F1 \(f1) (precision \(precision), recall \(recall))")
+        let result = try Self.overARoom(decibels: 8, voices: 10, lead: 400, aloneFrom: 20)
+        let found = result.wordLatencies
+        print("lines 8 dB over ten talkers: words found \(found.count) of \(result.words), latencies \(found.map { $0 * 10 }) ms, \(result.summary)")
+        #expect(result.words == 8)
+        #expect(found.count == result.words, "words found: \(found.count) of \(result.words)")
+        #expect(result.spurious.count <= 1, "onsets in the room alone, at frames \(result.spurious)")
+        #expect(result.f1 >= 0.59, "F1 \(result.f1) (precision \(result.precision), recall \(result.recall))")
     }
 
     /// The lines 10 dB over a room of three other talkers, whose own words
