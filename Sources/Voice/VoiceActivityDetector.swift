@@ -34,7 +34,10 @@ import Glibc
 ///   further. Three frames in a row within 6 dB of the level the talker's
 ///   own words reach start speech at a bar 4 dB lower, and frames within
 ///   8 dB of it hold speech, while that level clears the full bar: the near
-///   talker is louder than any one voice of the room.
+///   talker is louder than any one voice of the room. A syllable's 100 ms
+///   that stands 10.5 dB above the 25th percentile (1.5 spreads where
+///   wider) starts speech too, unless the frame is in its decay: over
+///   100 ms a room of many voices averages out more than one voice does.
 ///   Steady noise, typing and a far end's echo leave this out; so does a
 ///   detector given no residual echo, which cannot tell the far end's
 ///   echo from the room. A detector that has
@@ -122,6 +125,19 @@ public final class VoiceActivityDetector {
     /// first such frame, the voice tests' room of seven set it with a word of its own, and the lower
     /// bar then started speech on its words three times where the full bar had once.
     static let clearFramesBeforeTalkerLevel = 5
+    /// A syllable's span, in frames: over 100 ms a room of many voices averages out further than the
+    /// talker's sustained voice does. In four corpus rooms of seven talkers, the loudest 10 ms frame in a
+    /// thousand stood 10.1 to 10.5 dB above the room's 25th percentile, the loudest 100 ms 7.2 to 8.3 dB.
+    static let syllableFrames = 10
+    /// How far above the background's 25th percentile, in dB, a syllable's mean level must stand to start
+    /// speech over a room of voices, at least: 1.5 dB under a frame's bar.
+    static let syllableAboveVoicesToStart = 10.5
+    /// The syllable's bar in spreads, where that is higher. Two or three talkers average out little over
+    /// 100 ms; at 10.5 dB alone, the voice tests' room of three started speech 21 times.
+    static let spreadsAboveVoicesForSyllable = 1.5
+    /// How far under the syllable's mean, in dB, the frame itself may be: a word's decay keeps the mean up
+    /// for 100 ms after it ends, and without this the syllable reopened speech on the room that followed.
+    static let syllableDecay = 3.0
 
     /// One frame's decision: whether it is speech, and how many frames
     /// before it an onset turned to speech as well.
@@ -172,6 +188,8 @@ public final class VoiceActivityDetector {
     @exclusivity(unchecked) private var nearTalkerRun = 0
     /// Frames of the current burst that cleared the full bar over a room of voices.
     @exclusivity(unchecked) private var clearFramesInBurst = 0
+    /// The powers of the last `syllableFrames` frames beyond the echo, oldest overwritten first.
+    @exclusivity(unchecked) private var syllablePowers = [Double](repeating: 0, count: syllableFrames)
 
     // Decision state.
     @exclusivity(unchecked) private var speaking = false
@@ -228,8 +246,14 @@ public final class VoiceActivityDetector {
         let nearTalker = talker.map { level > $0 - Self.nearTalkerReach } ?? false
         nearTalkerRun = nearTalker && level > typical + startBar - Self.nearTalkerRelief ? nearTalkerRun + 1 : 0
         let holdBar = min(typical + startBar / 2, (talker ?? .infinity) - Self.nearTalkerHold)
+        syllablePowers[frames % Self.syllableFrames] = pow(10, level / 10)
+        var syllablePower = 0.0
+        for power in syllablePowers { syllablePower += power }
+        let syllable = 10 * log10(syllablePower / Double(Self.syllableFrames))
+        let syllableBar = max(Self.syllableAboveVoicesToStart, Self.spreadsAboveVoicesForSyllable * spread)
+        let syllableStarts = syllable > typical + syllableBar && level > syllable - Self.syllableDecay
         let aboveVoices = gateOff || level > (speaking ? holdBar : typical + startBar)
-            || (!speaking && nearTalkerRun >= Self.nearTalkerFrames)
+            || (!speaking && (nearTalkerRun >= Self.nearTalkerFrames || syllableStarts))
         if !speaking { clearFramesInBurst = 0 }
         if !gateOff && speaking && level > typical + startBar {
             clearFramesInBurst += 1
