@@ -250,8 +250,11 @@ import Glibc
     /// room's typical level, or 2.5 spreads where that is more: 3 and 3,
     /// F1 0.728 and 0.491. A syllable's 100 ms that stands 10.5 dB above it
     /// starts speech too, as the room's words seldom do for that long: F1
-    /// 0.756 and 0.534, with the room alone held and started no more.
-    @Test(arguments: zip([10.0, 5.0], [0.74, 0.51]))
+    /// 0.756 and 0.534, with the room alone held and started no more. And
+    /// once speech has started, a syllable 4 dB above that level (1.25
+    /// spreads) holds it, where the talker's quieter syllables fell under
+    /// a frame's bar: 0.767 and 0.549.
+    @Test(arguments: zip([10.0, 5.0], [0.74, 0.54]))
     func aTalkerLittleOverARoomIsFoundInIt(decibels: Double, leastF1: Double) throws {
         let result = try Self.overARoom(decibels: decibels, voices: 7, lead: 400, aloneFrom: 20)
         print("babble \(Int(decibels)) dB under the lines: \(result.summary)")
@@ -288,8 +291,9 @@ import Glibc
     /// more stay under the room's full bar too long to be found. Once the
     /// talker's own level is learnt, frames near it start speech at a bar
     /// 4 dB lower, and every such word is found. With the full bar alone,
-    /// 6 of the 8, and F1 0.564; now 8 and 0.61, with the one onset in the
-    /// room alone that the full bar gave too.
+    /// 6 of the 8, and F1 0.564; then 8 and 0.61, with the one onset in the
+    /// room alone that the full bar gave too. Syllables that hold speech
+    /// (see above) keep more of each word: F1 0.633.
     @Test func aTalkerLouderThanTheRoomIsFoundWordByWord() throws {
         let result = try Self.overARoom(decibels: 8, voices: 10, lead: 400, aloneFrom: 20)
         let found = result.wordLatencies
@@ -297,7 +301,7 @@ import Glibc
         #expect(result.words == 8)
         #expect(found.count == result.words, "words found: \(found.count) of \(result.words)")
         #expect(result.spurious.count <= 1, "onsets in the room alone, at frames \(result.spurious)")
-        #expect(result.f1 >= 0.59, "F1 \(result.f1) (precision \(result.precision), recall \(result.recall))")
+        #expect(result.f1 >= 0.62, "F1 \(result.f1) (precision \(result.precision), recall \(result.recall))")
     }
 
     /// The lines 10 dB over a room of three other talkers, whose own words
