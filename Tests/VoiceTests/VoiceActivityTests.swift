@@ -253,8 +253,11 @@ import Glibc
     /// 0.756 and 0.534, with the room alone held and started no more. And
     /// once speech has started, a syllable 4 dB above that level (1.25
     /// spreads) holds it, where the talker's quieter syllables fell under
-    /// a frame's bar: 0.767 and 0.549.
-    @Test(arguments: zip([10.0, 5.0], [0.74, 0.54]))
+    /// a frame's bar: 0.767 and 0.549. Judged a room of voices from its
+    /// first half-second, by how far its loud frames rise, the room counts
+    /// toward the background from then on rather than starting speech:
+    /// 0.774 and 0.673, and 3% of the room alone held rather than 5%.
+    @Test(arguments: zip([10.0, 5.0], [0.74, 0.65]))
     func aTalkerLittleOverARoomIsFoundInIt(decibels: Double, leastF1: Double) throws {
         let result = try Self.overARoom(decibels: decibels, voices: 7, lead: 400, aloneFrom: 20)
         print("babble \(Int(decibels)) dB under the lines: \(result.summary)")
@@ -273,8 +276,10 @@ import Glibc
     /// through 26% and 5% of it, started it there again at 4.4 s, found 2 of
     /// the 3 lines, and F1 was 0.666 and 0.575. A room counts as voices now
     /// until its spread falls to 2 dB: 0% held, no onset, 3 lines of 3, F1
-    /// 0.753 and 0.592.
-    @Test(arguments: zip([20.0, 10.0], [0.72, 0.55]))
+    /// 0.753 and 0.592 (0.762 and 0.627 with the syllables' rules). Judged
+    /// a room from its first half-second, by how far its loud frames rise,
+    /// the room no longer holds speech for its first 3 s: 0.889 and 0.748.
+    @Test(arguments: zip([20.0, 10.0], [0.85, 0.70]))
     func aCrowdedRoomIsNotTakenForTheTalker(decibels: Double, leastF1: Double) throws {
         // The room talked from before the detector's first frame; as in the room talking from
         // the start, it is heard as the room only after 3 s of nothing but speech.
@@ -293,15 +298,18 @@ import Glibc
     /// 4 dB lower, and every such word is found. With the full bar alone,
     /// 6 of the 8, and F1 0.564; then 8 and 0.61, with the one onset in the
     /// room alone that the full bar gave too. Syllables that hold speech
-    /// (see above) keep more of each word: F1 0.633.
+    /// (see above) keep more of each word: F1 0.633. The room talked for 4 s
+    /// before the lines, and held speech through 34% of itself, until it was
+    /// judged a room from its first half-second: now none, no onset, F1 0.753.
     @Test func aTalkerLouderThanTheRoomIsFoundWordByWord() throws {
         let result = try Self.overARoom(decibels: 8, voices: 10, lead: 400, aloneFrom: 20)
         let found = result.wordLatencies
         print("lines 8 dB over ten talkers: words found \(found.count) of \(result.words), latencies \(found.map { $0 * 10 }) ms, \(result.summary)")
         #expect(result.words == 8)
         #expect(found.count == result.words, "words found: \(found.count) of \(result.words)")
-        #expect(result.spurious.count <= 1, "onsets in the room alone, at frames \(result.spurious)")
-        #expect(result.f1 >= 0.62, "F1 \(result.f1) (precision \(result.precision), recall \(result.recall))")
+        #expect(result.heldThroughRoom <= 0.05, "speech held through \(Int(result.heldThroughRoom * 100))% of the room alone")
+        #expect(result.spurious.isEmpty, "onsets in the room alone, at frames \(result.spurious)")
+        #expect(result.f1 >= 0.72, "F1 \(result.f1) (precision \(result.precision), recall \(result.recall))")
     }
 
     /// The lines 10 dB over a room of three other talkers, whose own words
@@ -321,7 +329,12 @@ import Glibc
     /// room's, whose words then stand out of that floor all along. Before
     /// the detector counted 3 s of nothing but speech toward the
     /// background, it held speech through all of the room and found no
-    /// line (F1 0.66, as "speech" throughout scores).
+    /// line (F1 0.66, as "speech" throughout scores). Since a young
+    /// background heard as voices takes every frame, the lines' own first
+    /// words count toward it as well: every line is found (2 of 3 before)
+    /// but fewer of their frames (F1 0.766 -> 0.689). A first form of the
+    /// rule that took only what is not speech scored 0.777 here, but the
+    /// room of seven above then held speech through 36% of itself.
     @Test func aRoomTalkingFromTheStartDoesNotHoldSpeech() throws {
         // The room alone counts after the first 3 s, by when the detector has had time to hear it as the room.
         let result = try Self.overARoom(decibels: 10, voices: 5, lead: 0, aloneFrom: 300)
