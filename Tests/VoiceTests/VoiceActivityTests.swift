@@ -155,6 +155,34 @@ import Glibc
         #expect(f1 >= 0.85, "F1 \(f1) (precision \(precision), recall \(recall))")
     }
 
+    /// The lines from 0.3 s on, behind a canceller that hears no far end, so
+    /// that the detector weighs the room's background: in white noise 5 dB
+    /// under them, and over typing 10 dB under them. Until the background
+    /// holds 2 s of frames it is judged by how far its loud frames rise;
+    /// typing's clicks rise far, and the talker's first words come while it
+    /// is young. While clicks counted toward it, typing was taken for a room
+    /// of voices and its bar held the talker back: F1 0.722, where it is
+    /// 0.878 now, as before the young background's rule.
+    @Test(arguments: ["white noise", "typing"])
+    func aTalkerFromTheFirstHalfSecondIsFoundInNoiseOrTyping(noise kind: String) throws {
+        let (full, fullTruth, fullStarts) = try Self.lines()
+        let cut = 70
+        let speech = Array(full.dropFirst(cut * 160)), truth = Array(fullTruth.dropFirst(cut))
+        let starts = fullStarts.map { $0 - cut }
+        let level = Self.talkingLevel(speech, truth: truth)
+        let noise = kind == "typing"
+            ? Self.typing(frames: speech.count, seed: 23).map { $0 * Float(level * pow(10, -10.0 / 20)) }
+            : Signals.whiteNoise(frames: speech.count, rms: Float(level * pow(10, -5.0 / 20)), seed: 8)
+        let decisions = Self.decisions(zip(speech, noise).map { $0 + $1 }, cancelled: true)
+        let spurious = Self.onsets(decisions).filter { !Self.nearSpeech(truth)[$0] }
+        let latencies = Self.onsetLatencies(decisions, starts: starts)
+        let (precision, recall, f1) = Self.score(decisions, truth: truth)
+        print("lines from 0.3 s in \(kind): lines found \(latencies.count) of \(starts.count), latencies \(latencies.map { $0 * 10 }) ms, \(spurious.count) spurious onsets, F1 \(f1) (precision \(precision), recall \(recall))")
+        #expect(latencies.count == starts.count, "lines found: \(latencies.count) of \(starts.count)")
+        #expect(spurious.count <= 2, "onsets away from the lines, at frames \(spurious)")
+        #expect(f1 >= 0.85, "F1 \(f1) (precision \(precision), recall \(recall))")
+    }
+
     /// A room of other talkers, as the corpus makes babble: `voices` of the
     /// demo rooms' lines, each looped from its own point and heard across the
     /// room (its direct sound and 24 reflections over 150 ms, dying away as
@@ -255,7 +283,7 @@ import Glibc
     /// spreads) holds it, where the talker's quieter syllables fell under
     /// a frame's bar: 0.767 and 0.549. Judged a room of voices from its
     /// first half-second, by how far its loud frames rise, the room counts
-    /// toward the background from then on rather than starting speech:
+    /// toward the background over its first 2 s rather than starting speech:
     /// 0.774 and 0.673, and 3% of the room alone held rather than 5%.
     @Test(arguments: zip([10.0, 5.0], [0.74, 0.65]))
     func aTalkerLittleOverARoomIsFoundInIt(decibels: Double, leastF1: Double) throws {
@@ -278,7 +306,8 @@ import Glibc
     /// until its spread falls to 2 dB: 0% held, no onset, 3 lines of 3, F1
     /// 0.753 and 0.592 (0.762 and 0.627 with the syllables' rules). Judged
     /// a room from its first half-second, by how far its loud frames rise,
-    /// the room no longer holds speech for its first 3 s: 0.889 and 0.748.
+    /// rather than taken for the talker until 3 s of nothing but speech have
+    /// passed: 0.889 and 0.748.
     @Test(arguments: zip([20.0, 10.0], [0.85, 0.70]))
     func aCrowdedRoomIsNotTakenForTheTalker(decibels: Double, leastF1: Double) throws {
         // The room talked from before the detector's first frame; as in the room talking from
@@ -314,7 +343,8 @@ import Glibc
 
     /// The lines 10 dB over a room of three other talkers, whose own words
     /// rise and fall further than seven's: the detector does not take them
-    /// for the talker, though it finds none of the lines either (F1 0.02).
+    /// for the talker, though it finds few of the lines: 1 of 3 (F1 0.131;
+    /// none and 0.018 before a syllable's 100 ms could start speech).
     /// With the bar at 12 dB above the room's typical level alone, it held
     /// speech through 56% of the room and started it 12 times.
     @Test func aRoomOfThreeTalkersStartsNoSpeech() throws {
@@ -332,7 +362,7 @@ import Glibc
     /// line (F1 0.66, as "speech" throughout scores). Since a young
     /// background heard as voices takes every frame, the lines' own first
     /// words count toward it as well: every line is found (2 of 3 before)
-    /// but fewer of their frames (F1 0.766 -> 0.689). A first form of the
+    /// but fewer of their frames (F1 0.766 -> 0.699). A first form of the
     /// rule that took only what is not speech scored 0.777 here, but the
     /// room of seven above then held speech through 36% of itself.
     @Test func aRoomTalkingFromTheStartDoesNotHoldSpeech() throws {
@@ -340,7 +370,7 @@ import Glibc
         let result = try Self.overARoom(decibels: 10, voices: 5, lead: 0, aloneFrom: 300)
         print("babble 10 dB under the lines from the first frame: \(result.summary)")
         #expect(result.heldThroughRoom <= 0.3, "speech held through \(Int(result.heldThroughRoom * 100))% of the room alone")
-        #expect(result.found >= 2, "lines found: \(result.found) of \(result.lines)")
+        #expect(result.found == result.lines, "lines found: \(result.found) of \(result.lines)")
         #expect(result.f1 >= 0.68, "F1 \(result.f1) (precision \(result.precision), recall \(result.recall))")
     }
 }
