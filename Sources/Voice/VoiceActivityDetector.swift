@@ -301,10 +301,10 @@ public final class VoiceActivityDetector {
         for power in syllablePowers { syllablePower += power }
         let syllable = 10 * log10(syllablePower / Double(Self.syllableFrames))
         let syllableBar = max(Self.syllableAboveVoicesToStart, Self.spreadsAboveVoicesForSyllable * spread)
-        let syllableStarts = syllable > typical + syllableBar && level > syllable - Self.syllableDecay
+        let sustained = level > syllable - Self.syllableDecay
+        let syllableStarts = sustained && syllable > typical + syllableBar
         let syllableHoldBar = max(Self.syllableAboveVoicesToHold, Self.spreadsAboveVoicesToHold * spread)
-        let syllableHolds = syllable > max(typical + syllableHoldBar, (talker ?? -.infinity) - Self.syllableHoldReach)
-            && level > syllable - Self.syllableDecay
+        let syllableHolds = sustained && syllable > max(typical + syllableHoldBar, (talker ?? -.infinity) - Self.syllableHoldReach)
         let aboveVoices = gateOff || level > (speaking ? holdBar : typical + startBar)
             || (speaking ? syllableHolds : nearTalkerRun >= Self.nearTalkerFrames || syllableStarts)
         if !speaking { clearFramesInBurst = 0 }
@@ -547,18 +547,7 @@ private struct BackgroundLevels {
     }
 
     /// The 5th and 25th percentile levels in dB; both at the lowest level while nothing was added.
-    func percentiles() -> (Double, Double) {
-        let held = min(added, Self.frames)
-        guard held > 0 else { return (Self.lowest, Self.lowest) }
-        let fifth = (held * 5 + 99) / 100, quarter = (held + 3) / 4
-        var seen = 0, low = -1
-        for bin in 0..<Self.bins {
-            seen += Int(counts[bin])
-            if low < 0 && seen >= fifth { low = bin }
-            if seen >= quarter { return (level(low), level(bin)) }
-        }
-        return (level(Self.bins - 1), level(Self.bins - 1))
-    }
+    func percentiles() -> (Double, Double) { (level(atPercent: 5), level(atPercent: 25)) }
 
     private func level(_ bin: Int) -> Double { Self.lowest + (Double(bin) + 0.5) * Self.step }
 }
