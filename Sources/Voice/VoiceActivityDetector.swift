@@ -73,6 +73,17 @@ public final class VoiceActivityDetector {
     static let fftSize = 512
     static let bandEdges = [3, 6, 10, 13, 16, 20, 25, 29, 35, 41, 47, 55, 64, 74, 86, 101, 118, 141, 170, 205, 246, 256]
     static let noiseFloor = 1e-11
+    /// The floor rises slowly, so that a talker's words do not lift it; but a steady noise that sets in
+    /// (a fan switched on, a stream's noise after digital silence) would then be speech for as long as it
+    /// took to rise: 14 s for white noise 30 dB over the room's, for good over digital silence. A band
+    /// whose background stood more than `floorStep` (6 dB) above its floor through every frame of the last
+    /// 3 s (six windows of half a second, and the current one) takes twice that least level as its floor:
+    /// a talker's words leave gaps sooner, and a noise's least frame lies under its mean (lifted to the
+    /// least alone, the floor let the noise reopen speech until 4.1 s after it set in). Over the
+    /// corpus's voice-activity cases, seeds 1 to 7, no F1 moved by more than 0.005; over 1.5 s, talkers'
+    /// bursts under a game's echo were lost (`echo_game_enr6dB` F1 0.853 -> 0.837, bursts 79 -> 77).
+    static let floorWindowFrames = 50, floorWindows = 6
+    static let floorStep = 4.0, liftOverLeast = 2.0
     // Periodicity: 30 ms at 8 kHz, lags of 60 to 400 Hz.
     static let correlationWindow = 240
     static let shortestLag = 20, longestLag = 133
@@ -208,6 +219,10 @@ public final class VoiceActivityDetector {
     /// The residual echo over each band, for this frame.
     @exclusivity(unchecked) private var bandEcho = [Double](repeating: 0, count: 21)
     @exclusivity(unchecked) private var smoothedPower = [Double](repeating: 0, count: 21)
+    /// Per band, the least background beyond the echo over the current half-second, and over the
+    /// `floorWindows` before it (band by band, oldest overwritten first); 0 until each has passed.
+    @exclusivity(unchecked) private var windowMinimum = [Double](repeating: .infinity, count: 21)
+    @exclusivity(unchecked) private var pastMinima = [Double](repeating: 0, count: 21 * floorWindows)
     @exclusivity(unchecked) private var speechEstimate = [Double](repeating: 0, count: 21)
     @exclusivity(unchecked) private var filterState = [(Double, Double)](repeating: (0, 0), count: 3)
     @exclusivity(unchecked) private var periodicBuffer = [Float](repeating: 0, count: correlationWindow + longestLag)
@@ -392,9 +407,33 @@ public final class VoiceActivityDetector {
                 }
                 noise[band] = max(noise[band], Self.noiseFloor)
             }
+            liftFloorToLastingMinima(bands: bands)
         }
         let level = 10 * log10(max(signalPower - echoTotal, 0) + 1e-20)
         return (likelihood, snr, echoTotal / (signalPower + 1e-20), level)
+    }
+
+    /// Follows each band's least background over the last 3 s, beyond the echo and only where the echo
+    /// leaves it audible, and lifts the floor where that stands `floorStep` above it.
+    private func liftFloorToLastingMinima(bands: Int) {
+        let windows = Self.floorWindows
+        for band in 0..<bands {
+            if bandEcho[band] <= Self.floorEchoShare * smoothedPower[band] {
+                windowMinimum[band] = min(windowMinimum[band], max(smoothedPower[band] - bandEcho[band], 0))
+            }
+            var least = windowMinimum[band]
+            for window in 0..<windows { least = min(least, pastMinima[band * windows + window]) }
+            // Infinite where the echo masked the band throughout: it says nothing then.
+            if least.isFinite && least > Self.floorStep * noise[band] { noise[band] = Self.liftOverLeast * least }
+        }
+        let framesTracked = frames - Self.learningFrames + 1
+        if framesTracked % Self.floorWindowFrames == 0 {
+            let window = framesTracked / Self.floorWindowFrames % windows
+            for band in 0..<bands {
+                pastMinima[band * windows + window] = windowMinimum[band]
+                windowMinimum[band] = .infinity
+            }
+        }
     }
 
     /// The mean of `spectrum` (161 bins of 50 Hz) over this detector's bins
