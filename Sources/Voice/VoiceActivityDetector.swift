@@ -447,8 +447,9 @@ public final class VoiceActivityDetector {
     }
 
     /// The strongest normalised correlation of the band-passed signal at
-    /// 8 kHz with itself 60 to 400 Hz earlier.
-    private func periodicity(_ frame: UnsafeBufferPointer<Float>) -> Float {
+    /// 8 kHz with itself 60 to 400 Hz earlier, 0 to 1. Advances the measure's
+    /// history by `frame`: `process` calls it once per frame (tests may too).
+    func periodicity(_ frame: UnsafeBufferPointer<Float>) -> Float {
         let decimated = Self.frameSize / 2, length = periodicBuffer.count
         for index in 0..<(length - decimated) { periodicBuffer[index] = periodicBuffer[index + decimated] }
         for index in 0..<Self.frameSize {
@@ -470,10 +471,14 @@ public final class VoiceActivityDetector {
             var lagged: Float = 0
             for index in (start - Self.shortestLag)..<(length - Self.shortestLag) { lagged += buffer[index] * buffer[index] }
             var best: Float = 0
+            // Out of digital silence the lagged window holds next to nothing, and what the sliding sum leaves of
+            // it is rounding: against that, a sound's first frame measured a periodicity of a million. A lagged
+            // window 30 dB under the current one says nothing of a period.
+            let leastLagged = energy * 1e-3
             for lag in Self.shortestLag...Self.longestLag {
                 var cross: Float = 0
                 for index in start..<length { cross += buffer[index] * buffer[index - lag] }
-                if cross > 0 { best = max(best, cross / (energy * max(lagged, 0) + 1e-30).squareRoot()) }
+                if cross > 0 && lagged > leastLagged { best = max(best, min(cross / (energy * lagged).squareRoot(), 1)) }
                 if lag < Self.longestLag {
                     let leaving = buffer[length - 1 - lag], entering = buffer[start - lag - 1]
                     lagged += entering * entering - leaving * leaving
