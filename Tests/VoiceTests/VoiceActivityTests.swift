@@ -88,6 +88,31 @@ import Glibc
         #expect(latencies.sorted()[latencies.count / 2] <= 5, "onset latencies in frames: \(latencies)")
     }
 
+    /// Words that open on a short unvoiced syllable, as "to" or "ca" do: a
+    /// 25 ms hiss, a 50 ms stop, then a 300 ms vowel (a 150 Hz pulse train),
+    /// one a second from 3 s on, in white noise 10 dB under the vowel. The
+    /// hiss is three frames as strong as speech; with four needed, speech
+    /// waited for the voiced vowel in three words of six (onsets 10, 10, 70,
+    /// 70, 10 and 70 ms late; now 0).
+    @Test func aWordThatOpensOnAHissStartsOnIt() {
+        var signal = [Float](repeating: 0, count: 16_000 * 9)
+        var starts: [Int] = []
+        for word in 0..<6 {
+            let start = 48_000 + word * 16_000
+            starts.append(start / 160)
+            let hiss = Signals.whiteNoise(frames: 400, rms: 0.1, seed: UInt64(word + 40))
+            for index in 0..<400 { signal[start + index] = hiss[index] }
+            let vowel = start + 400 + 800
+            for index in stride(from: vowel, to: vowel + 4_800, by: 16_000 / 150) { signal[index] = 0.9 }
+        }
+        let noise = Signals.whiteNoise(frames: signal.count, rms: 0.01, seed: 8)
+        let decisions = Self.decisions(zip(signal, noise).map { $0 + $1 })
+        let latencies = Self.onsetLatencies(decisions, starts: starts)
+        print("words opening on a hiss: onset latencies \(latencies.map { $0 * 10 }) ms")
+        #expect(latencies.count == starts.count, "words found: \(latencies.count) of \(starts.count)")
+        #expect(latencies.allSatisfy { $0 <= 2 }, "onset latencies in frames: \(latencies)")
+    }
+
     /// Typing as the corpus makes it, at 16 kHz with unit RMS: runs of 4-25
     /// keys 100-250 ms apart, 0.5-3 s between runs. Each key clicks twice,
     /// on the way down and, 60-120 ms later, half as loud on the way up; a
