@@ -227,9 +227,10 @@ public final class VoiceActivityDetector {
     /// The residual echo over each band, for this frame.
     @exclusivity(unchecked) private var bandEcho = [Double](repeating: 0, count: 21)
     @exclusivity(unchecked) private var smoothedPower = [Double](repeating: 0, count: 21)
-    /// Per band, the least background beyond the echo over the current half-second, and over the
-    /// `floorWindows` before it (band by band, oldest overwritten first); 0 until each has passed.
+    /// Per band, the least background beyond the echo over the current half-second.
     @exclusivity(unchecked) private var windowMinimum = [Double](repeating: .infinity, count: 21)
+    /// The same over each of the `floorWindows` half-seconds before it, band by band, oldest overwritten
+    /// first; 0 until each has passed, so that nothing lifts the floor in its first 3 s.
     @exclusivity(unchecked) private var pastMinima = [Double](repeating: 0, count: 21 * floorWindows)
     @exclusivity(unchecked) private var speechEstimate = [Double](repeating: 0, count: 21)
     @exclusivity(unchecked) private var filterState = [(Double, Double)](repeating: (0, 0), count: 3)
@@ -482,8 +483,8 @@ public final class VoiceActivityDetector {
             for index in (start - Self.shortestLag)..<(length - Self.shortestLag) { lagged += buffer[index] * buffer[index] }
             var best: Float = 0
             // Out of digital silence the lagged window holds next to nothing, and what the sliding sum leaves of
-            // it is rounding: against that, a sound's first frame measured a periodicity of a million. A lagged
-            // window 30 dB under the current one says nothing of a period.
+            // it is rounding, or below zero: against that, a sound's first frame measured a periodicity of up to
+            // 1e9. A lagged window 30 dB under the current one says nothing of a period.
             let leastLagged = energy * 1e-3
             for lag in Self.shortestLag...Self.longestLag {
                 var cross: Float = 0
