@@ -408,6 +408,7 @@ public final class VoiceActivityDetector {
                 // left beyond it says too little of the room's own floor.
                 if bandEcho[band] > Self.floorEchoShare * smoothedPower[band] { continue }
                 let background = max(smoothedPower[band] - bandEcho[band], 0)
+                windowMinimum[band] = min(windowMinimum[band], background)
                 if background < noise[band] {
                     noise[band] = 0.8 * noise[band] + 0.2 * background
                 } else if background / noise[band] < 2 && likelihood < Self.strongRatio {
@@ -424,14 +425,11 @@ public final class VoiceActivityDetector {
         return (likelihood, snr, echoTotal / (signalPower + 1e-20), level)
     }
 
-    /// Follows each band's least background over the last 3 s, beyond the echo and only where the echo
-    /// leaves it audible, and lifts the floor where that stands `floorStep` above it.
+    /// Lifts the floor of each band whose least background over the last 3 s (beyond the echo, and only
+    /// where the echo left it audible) stands `floorStep` above it; then moves on the half-second windows.
     private func liftFloorToLastingMinima(bands: Int) {
         let windows = Self.floorWindows
         for band in 0..<bands {
-            if bandEcho[band] <= Self.floorEchoShare * smoothedPower[band] {
-                windowMinimum[band] = min(windowMinimum[band], max(smoothedPower[band] - bandEcho[band], 0))
-            }
             var least = windowMinimum[band]
             for window in 0..<windows { least = min(least, pastMinima[band * windows + window]) }
             // Infinite where the echo masked the band throughout: it says nothing then.
