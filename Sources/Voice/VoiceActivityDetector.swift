@@ -243,6 +243,8 @@ public final class VoiceActivityDetector {
     /// Echo-free frames called speech in a row (those of a young background heard as voices count toward it
     /// meanwhile).
     @exclusivity(unchecked) private var talkWithoutBackground = 0
+    /// The background holds fewer than `youngBackground` frames: too few for its lulls to say what it is.
+    private var backgroundIsYoung: Bool { background.count < Self.youngBackground }
     /// The background has spread as voices do, and not yet fallen back to steady noise's spread; or, while it
     /// is young, its loud frames have risen as voices do.
     @exclusivity(unchecked) private var backgroundIsVoices = false
@@ -303,7 +305,7 @@ public final class VoiceActivityDetector {
         let (lull, typical) = background.percentiles()
         let spread = typical - lull
         framesWithoutEcho = residualEcho == nil || echoShare > Self.echoShareOfBackground ? 0 : framesWithoutEcho + 1
-        let young = background.count < Self.youngBackground
+        let young = backgroundIsYoung
         if young {
             // Its lulls say too little yet; how far its loud frames rise says voices, for good while it is young.
             // From as many frames as the floor is learnt over.
@@ -522,7 +524,7 @@ public final class VoiceActivityDetector {
         }
         strongRun = strong ? strongRun + 1 : 0
         steadyRun = steady ? steadyRun + 1 : 0
-        let runOfThree = steadyRun >= Self.steadyFramesToStart && background.count >= Self.youngBackground
+        let runOfThree = steadyRun >= Self.steadyFramesToStart && !backgroundIsYoung
         loudRun = likelihood > Self.strongRatio ? loudRun + 1 : 0
         defer {
             voicedHistory[0] = voicedHistory[1]

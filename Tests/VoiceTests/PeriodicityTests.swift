@@ -19,9 +19,9 @@ struct PeriodicityTests {
     }
 
     /// Noise bursts out of digital silence, behind what a resampler's filter
-    /// rings ahead of them some 80 dB under: their first frames once measured
-    /// a periodicity of up to a million, where the sliding sum of the lagged
-    /// window's energy had rounded to nothing or less, and such a frame
+    /// rings ahead of them some 80 dB under: their first frames measured a
+    /// periodicity of up to 1.3e9 while the sliding sum of the lagged
+    /// window's energy could round to nothing or less, and such a frame
     /// counts as clearly voiced.
     @Test func aSoundOutOfSilenceIsNotTakenForAPeriod() {
         var measures: [Float] = []
@@ -35,7 +35,7 @@ struct PeriodicityTests {
     }
 
     /// A voice's pitch out of digital silence is still heard as one: a 150 Hz
-    /// pulse train, band-passed as the measure hears it, from its third frame on.
+    /// pulse train (which the measure band-passes), from its third frame on.
     @Test func aPitchOutOfDigitalSilenceIsStillPeriodic() {
         var voice = [Float](repeating: 0, count: 1_600 + 4_800)
         for index in stride(from: 1_600, to: voice.count, by: 16_000 / 150) { voice[index] = 0.5 }
