@@ -170,12 +170,11 @@ import Voice
         let background = Self.background(frames: near.count, seed: 5)
         let mic = near.indices.map { near[$0] + echo[$0] + background[$0] }
         let (uplink, _, speech) = try Self.run(mic: mic, far: far, muted: false)
-        let nearSpeech = VoiceActivityTests.nearSpeech(truth)
         // The lines' frames the uplink carries 20 dB or more below the player.
         let lineFrames = (200..<truth.count).filter { truth[$0] }
         let cut = lineFrames.filter { Self.level($0, uplink) < Self.level($0, near) - 20 }
         // After the canceller's first second of the game, when the gate trusts it: the game alone, then the game with the lines.
-        let spurious = VoiceActivityTests.onsets(speech).filter { !nearSpeech[$0] && $0 >= 100 }
+        let spurious = VoiceActivityTests.spuriousOnsets(speech, truth: truth, from: 100)
         let (precision, recall, f1) = VoiceActivityTests.score(Array(speech[200...]), truth: Array(truth[200...]))
         return UnderAGame(latencies: VoiceActivityTests.onsetLatencies(speech, starts: starts), lines: starts.count, spurious: spurious,
                           cut: cut.count, lineFrames: lineFrames.count, precision: precision, recall: recall, f1: f1)

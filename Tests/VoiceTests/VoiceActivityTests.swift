@@ -51,6 +51,12 @@ import Glibc
         return near
     }
 
+    /// The onsets from `first` on that are more than 300 ms from any frame `truth` calls speech.
+    static func spuriousOnsets(_ decisions: [Bool], truth: [Bool], from first: Int = 0) -> [Int] {
+        let near = nearSpeech(truth)
+        return onsets(decisions).filter { !near[$0] && $0 >= first }
+    }
+
     static func onsets(_ decisions: [Bool]) -> [Int] {
         decisions.indices.filter { decisions[$0] && ($0 == 0 || !decisions[$0 - 1]) }
     }
@@ -170,9 +176,7 @@ import Glibc
         let typing = Self.typing(frames: speech.count, seed: 23)
         let decisions = Self.decisions(speech.indices.map { speech[$0] + level * typing[$0] })
         // As the corpus scorer counts: onsets more than 300 ms from any line.
-        let nearSpeech = Self.nearSpeech(truth)
-        let onsets = Self.onsets(decisions)
-        let spurious = onsets.filter { !nearSpeech[$0] }
+        let spurious = Self.spuriousOnsets(decisions, truth: truth)
         #expect(spurious.count <= 2, "onsets in the typing alone, at frames \(spurious)")
         let found = Self.onsetLatencies(decisions, starts: starts).count
         #expect(found == starts.count, "lines found: \(found) of \(starts.count)")
@@ -229,7 +233,7 @@ import Glibc
             ? Self.typing(frames: speech.count, seed: 23).map { $0 * Float(level * pow(10, -10.0 / 20)) }
             : Signals.whiteNoise(frames: speech.count, rms: Float(level * pow(10, -5.0 / 20)), seed: 8)
         let decisions = Self.decisions(zip(speech, noise).map { $0 + $1 }, cancelled: true)
-        let spurious = Self.onsets(decisions).filter { !Self.nearSpeech(truth)[$0] }
+        let spurious = Self.spuriousOnsets(decisions, truth: truth)
         let latencies = Self.onsetLatencies(decisions, starts: starts)
         let (precision, recall, f1) = Self.score(decisions, truth: truth)
         print("lines from 0.3 s in \(kind): lines found \(latencies.count) of \(starts.count), latencies \(latencies.map { $0 * 10 }) ms, \(spurious.count) spurious onsets, F1 \(f1) (precision \(precision), recall \(recall))")
