@@ -499,12 +499,22 @@ public final class VoiceActivityDetector {
         }
     }
 
-    /// The loudest of ten 2 ms pieces of the last 20 ms against their mean energy.
+    /// The loudest of ten 2 ms pieces of the last 20 ms against their mean
+    /// energy, around the 20 ms's mean: a microphone's DC offset would
+    /// count in every piece and hide a key's click (1% of full scale: the
+    /// corpus's keyboard at 10 and 20 dB, seeds 1 to 3, gave 66 and 124
+    /// spurious onsets where they gave 1 and 0; 0 and 0 around the mean).
     private func crest() -> Double {
+        var mean = 0.0
+        for index in 0..<Self.analysisSize { mean += Double(recent[index]) }
+        mean /= Double(Self.analysisSize)
         var loudest = 0.0, total = 0.0
         for piece in 0..<10 {
             var energy = 0.0
-            for index in (piece * 32)..<((piece + 1) * 32) { energy += Double(recent[index] * recent[index]) }
+            for index in (piece * 32)..<((piece + 1) * 32) {
+                let deviation = Double(recent[index]) - mean
+                energy += deviation * deviation
+            }
             loudest = max(loudest, energy)
             total += energy
         }
