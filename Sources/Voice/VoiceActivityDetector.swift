@@ -105,8 +105,10 @@ public final class VoiceActivityDetector {
     /// Longer than a key's two clicks and their ring, in frames: sound this sustained is not typing.
     static let keyFrames = 4
     /// Strong frames in a row, none with a transient, that start speech once the background is no longer
-    /// young; before, and with transients, it takes four. A word's first syllable often has three before the
-    /// fourth: over the corpus's white noise at 0 dB SNR, seeds 1 to 7, the median onsets were 10 to 25 ms
+    /// young, or in a frame whose residual echo keeps it out of the background; before, and with
+    /// transients, it takes four. Under a game's echo the background seldom counts a frame and stays
+    /// young for good: the corpus's game-echo cases, seeds 1 to 7, waited for a fourth frame throughout.
+    /// A word's first syllable often has three before the fourth: over the corpus's white noise at 0 dB SNR, seeds 1 to 7, the median onsets were 10 to 25 ms
     /// with four, 10 to 15 with three (babble at 10 dB: two seeds 25 and 30 -> 20 ms). Over a young
     /// background a room that began to talk at 0.2 s started speech on three frames before it could be
     /// judged, and held it 3.6 s (`babble_10dB`, seed 5).
@@ -240,6 +242,8 @@ public final class VoiceActivityDetector {
     /// or any while it is young and heard as voices; never the first two, nor one with a click while it is young.
     @exclusivity(unchecked) private var background = BackgroundLevels()
     @exclusivity(unchecked) private var framesWithoutEcho = BackgroundLevels.frames
+    /// The canceller's residual echo makes up too much of this frame for it to count toward the background.
+    @exclusivity(unchecked) private var echoHidesRoom = false
     /// Echo-free frames called speech in a row (those of a young background heard as voices count toward it
     /// meanwhile).
     @exclusivity(unchecked) private var talkWithoutBackground = 0
@@ -304,7 +308,8 @@ public final class VoiceActivityDetector {
         // rise and fall is the talker's.
         let (lull, typical) = background.percentiles()
         let spread = typical - lull
-        framesWithoutEcho = residualEcho == nil || echoShare > Self.echoShareOfBackground ? 0 : framesWithoutEcho + 1
+        echoHidesRoom = residualEcho != nil && echoShare > Self.echoShareOfBackground
+        framesWithoutEcho = residualEcho == nil || echoHidesRoom ? 0 : framesWithoutEcho + 1
         let young = backgroundIsYoung
         if young {
             // Its lulls say too little yet; how far its loud frames rise says voices, for good while it is young.
@@ -534,7 +539,7 @@ public final class VoiceActivityDetector {
         }
         strongRun = strong ? strongRun + 1 : 0
         steadyRun = steady ? steadyRun + 1 : 0
-        let runOfThree = steadyRun >= Self.steadyFramesToStart && !backgroundIsYoung
+        let runOfThree = steadyRun >= Self.steadyFramesToStart && (!backgroundIsYoung || echoHidesRoom)
         loudRun = likelihood > Self.strongRatio ? loudRun + 1 : 0
         defer {
             voicedHistory[0] = voicedHistory[1]
