@@ -128,6 +128,16 @@ public final class EchoCanceller {
     /// misjudges after the echo path moves follows its estimate (coherence
     /// 0.5 to 0.9), a talker does not (0.1 to 0.2).
     static let apartNearRatio: Float = 0.1
+    /// Where the filter has lately left little of the echo, an output
+    /// holding five times that least share is apart from the echo too, if
+    /// it holds 3% or more: under a game's echo the filter leaves 1 to 4%
+    /// between a talker's words, and their first syllables rise to 5 to
+    /// 10% for 100 ms before they reach a tenth. At three times, 10 blocks
+    /// of 400 of the voice tests' game alone stood apart.
+    static let apartOverLeastLeakage: Float = 5
+    static let leastApartRatio: Float = 0.03
+    /// Blocks of far end over which the least leakage is taken, twice over.
+    static let leakageWindow = 50
     static let incoherentBelow: Float = 0.2
     /// The coherence under which an output holding a quarter of the echo
     /// can be a talker: theirs stays under 0.4 nine blocks in ten, while
@@ -175,13 +185,20 @@ public final class EchoCanceller {
     /// echo predicted, or the output follows the echo estimate (coherence
     /// 0.45 or more), as when the echo path has changed.
     @exclusivity(unchecked) public private(set) var nearEndAudible = false
-    /// The filter's output holds more than a tenth of the echo it predicts
-    /// and hardly follows the echo estimate (coherence under 0.2), as a
-    /// talker's first syllables under a game's echo do before they reach a
-    /// quarter of it; never while the filter adds power. The residual of a
+    /// The filter's output holds more than a tenth of the echo it predicts,
+    /// or more than five times the least share it has lately left and 3% or
+    /// more, and hardly follows the echo estimate (coherence under 0.2), as
+    /// a talker's first syllables under a game's echo do before they reach
+    /// a quarter of it; never while the filter adds power. The residual of a
     /// speech far end can do so too (taken alone for a talker, the corpus's
     /// `st_speech` fell from 57.9 to 32.5 dB), so this alone tells no talker.
     @exclusivity(unchecked) public private(set) var nearEndApartFromEcho = false
+    /// The least share of the echo it predicts that the output held, over
+    /// the current window of a converged filter's far end and the one
+    /// before: what the filter leaves between a talker's words.
+    @exclusivity(unchecked) private var leastLeakage: Float = .infinity
+    @exclusivity(unchecked) private var previousLeastLeakage: Float = .infinity
+    @exclusivity(unchecked) private var leakageBlocks = 0
     /// The output holds no more than echo: under `echoOnlyRatio` of the echo
     /// the filter predicts, which what a small loudspeaker's distortion
     /// leaves of speech stays under and a talker's voice soon rises above;
@@ -759,7 +776,17 @@ public final class EchoCanceller {
         let overestimating = micSum < echoSum
         let quarterOfEcho = errorSum > Self.audibleNearRatio * echoSum
         nearEndAudible = !failing && !overestimating && quarterOfEcho && echoCoherence < Self.audibleIncoherentBelow
-        nearEndApartFromEcho = !failing && errorSum > Self.apartNearRatio * echoSum && echoCoherence < Self.incoherentBelow
+        if farActive && hasConverged {
+            leastLeakage = min(leastLeakage, errorSum / echoSum)
+            leakageBlocks += 1
+            if leakageBlocks % Self.leakageWindow == 0 {
+                previousLeastLeakage = leastLeakage
+                leastLeakage = .infinity
+            }
+        }
+        let lately = Self.apartOverLeastLeakage * min(leastLeakage, previousLeastLeakage)
+        let apartRatio = min(Self.apartNearRatio, max(lately, Self.leastApartRatio))
+        nearEndApartFromEcho = !failing && errorSum > apartRatio * echoSum && echoCoherence < Self.incoherentBelow
         outputHoldsOnlyEcho = overestimating || !failing && (errorSum < Self.echoOnlyRatio * echoSum || (!hasConverged && !nearTalk))
         // Once the foreground has taken up the background, a burst that was
         // the echo of a moved path leaves no more than echo, block after
@@ -776,6 +803,8 @@ public final class EchoCanceller {
             for bin in 0..<bins { uncertainty[bin] = max(uncertainty[bin], Self.initialUncertainty) }
             activeBlocks = 0
             blocksToConverge = Self.reconvergenceBlocks
+            leastLeakage = .infinity
+            previousLeastLeakage = .infinity
         }
         if farActive && (failing || !nearTalk) {
             for bin in 0..<bins where failing || micPower[bin] < Self.echoDominated * echoPower[bin] {
