@@ -60,8 +60,9 @@ import Glibc
 ///   first words.
 ///
 /// Speech starts on two voiced frames of three, four strong frames in a
-/// row (three that hold no transient, once the background is 2 s old),
-/// or one strong frame soon after the last word, if it holds no
+/// row (three that hold no transient, once the background is 2 s old or
+/// where a canceller's residual echo keeps the frame out of it), or one
+/// strong frame soon after the last word, if it holds no
 /// transient or the sound around it lasts longer than a keystroke; it
 /// holds for a hangover that grows as the SNR falls. An onset also claims
 /// the two frames before it, so a decision is final two frames (20 ms) later.
@@ -104,14 +105,15 @@ public final class VoiceActivityDetector {
     static let floorEchoShare = 0.25, periodicEchoShare = 0.3
     /// Longer than a key's two clicks and their ring, in frames: sound this sustained is not typing.
     static let keyFrames = 4
-    /// Strong frames in a row, none with a transient, that start speech once the background is no longer
-    /// young, or in a frame whose residual echo keeps it out of the background; before, and with
+    /// Strong frames in a row, none with a transient, that start speech once the background is no
+    /// longer young, or in a frame whose residual echo keeps it out of the background; before, and with
     /// transients, it takes four. Under a game's echo the background seldom counts a frame and stays
-    /// young for good: the corpus's game-echo cases, seeds 1 to 7, waited for a fourth frame throughout.
-    /// A word's first syllable often has three before the fourth: over the corpus's white noise at 0 dB SNR, seeds 1 to 7, the median onsets were 10 to 25 ms
-    /// with four, 10 to 15 with three (babble at 10 dB: two seeds 25 and 30 -> 20 ms). Over a young
-    /// background a room that began to talk at 0.2 s started speech on three frames before it could be
-    /// judged, and held it 3.6 s (`babble_10dB`, seed 5).
+    /// young for good: the corpus's game-echo cases, seeds 1 to 7, waited for a fourth frame
+    /// throughout. A word's first syllable often has three before the fourth: over the corpus's white
+    /// noise at 0 dB SNR, seeds 1 to 7, the median onsets were 10 to 25 ms with four, 10 to 15 with
+    /// three (babble at 10 dB: two seeds 25 and 30 -> 20 ms). Over a young background a room that began
+    /// to talk at 0.2 s started speech on three frames before it could be judged, and held it 3.6 s
+    /// (`babble_10dB`, seed 5).
     static let steadyFramesToStart = 3
     static let lookBack = 2
     // A background that rises and falls as voices do.
@@ -242,8 +244,6 @@ public final class VoiceActivityDetector {
     /// or any while it is young and heard as voices; never the first two, nor one with a click while it is young.
     @exclusivity(unchecked) private var background = BackgroundLevels()
     @exclusivity(unchecked) private var framesWithoutEcho = BackgroundLevels.frames
-    /// The canceller's residual echo makes up too much of this frame for it to count toward the background.
-    @exclusivity(unchecked) private var echoHidesRoom = false
     /// Echo-free frames called speech in a row (those of a young background heard as voices count toward it
     /// meanwhile).
     @exclusivity(unchecked) private var talkWithoutBackground = 0
@@ -308,7 +308,8 @@ public final class VoiceActivityDetector {
         // rise and fall is the talker's.
         let (lull, typical) = background.percentiles()
         let spread = typical - lull
-        echoHidesRoom = residualEcho != nil && echoShare > Self.echoShareOfBackground
+        // The canceller's residual echo makes up too much of the frame for it to count toward the background.
+        let echoHidesRoom = residualEcho != nil && echoShare > Self.echoShareOfBackground
         framesWithoutEcho = residualEcho == nil || echoHidesRoom ? 0 : framesWithoutEcho + 1
         let young = backgroundIsYoung
         if young {
@@ -348,7 +349,8 @@ public final class VoiceActivityDetector {
             }
         }
         let frameCrest = crest()
-        let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: frameCrest, snr: snr, aboveVoices: aboveVoices)
+        let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: frameCrest, snr: snr, aboveVoices: aboveVoices,
+                              echoHidesRoom: echoHidesRoom)
         if echoShare <= Self.echoShareOfBackground {
             talkWithoutBackground = decision.speech ? talkWithoutBackground + 1 : 0
             // A young background heard as voices takes every frame: against its first lulls the room's
@@ -526,7 +528,8 @@ public final class VoiceActivityDetector {
         return loudest / (total / 10 + 1e-20)
     }
 
-    private func decide(likelihood: Double, periodicity: Float, crest: Double, snr: Double, aboveVoices: Bool) -> Decision {
+    private func decide(likelihood: Double, periodicity: Float, crest: Double, snr: Double, aboveVoices: Bool,
+                        echoHidesRoom: Bool) -> Decision {
         let click = crest > Self.clickCrest
         let active = (likelihood > Self.activeRatio || periodicity > Self.activePeriodicity) && !click && aboveVoices
         let strong = likelihood > Self.strongRatio && !click && aboveVoices
