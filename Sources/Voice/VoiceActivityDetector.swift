@@ -351,7 +351,7 @@ public final class VoiceActivityDetector {
         let frameCrest = crest()
         let decision = decide(likelihood: likelihood, periodicity: periodicity, crest: frameCrest, snr: snr, aboveVoices: aboveVoices,
                               echoHidesRoom: echoHidesRoom)
-        if echoShare <= Self.echoShareOfBackground {
+        if !echoHidesRoom {
             talkWithoutBackground = decision.speech ? talkWithoutBackground + 1 : 0
             // A young background heard as voices takes every frame: against its first lulls the room's
             // words would start speech, stay out of it and keep its level where those lulls put it.
