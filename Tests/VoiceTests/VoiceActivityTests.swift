@@ -26,17 +26,18 @@ import Glibc
     }
 
     /// Final decisions per frame, onsets claiming the frames before them.
-    /// With `cancelled`, a canceller tells the detector each frame that it
-    /// left `residualEcho` of the echo in every bin (its power spectrum, as
-    /// `EchoCanceller.withLinearOutput` gives it); none, by default.
-    static func decisions(_ signal: [Float], cancelled: Bool = false, residualEcho: Float = 0) -> [Bool] {
+    /// With `residualEcho`, a canceller tells the detector each frame that it
+    /// left that much of the echo in every bin (its power spectrum, as
+    /// `EchoCanceller.withLinearOutput` gives it; 0 for a canceller that hears
+    /// no far end); without, no canceller speaks.
+    static func decisions(_ signal: [Float], residualEcho: Float? = nil) -> [Bool] {
         let detector = VoiceActivityDetector()
         var decisions: [Bool] = []
-        let echo = [Float](repeating: residualEcho, count: 161)
+        let echo = [Float](repeating: residualEcho ?? 0, count: 161)
         signal.withUnsafeBufferPointer { samples in
             for frame in 0..<(samples.count / 160) {
                 let piece = UnsafeBufferPointer(rebasing: samples[(frame * 160)..<((frame + 1) * 160)])
-                let decision = echo.withUnsafeBufferPointer { cancelled ? detector.process(piece, residualEcho: $0) : detector.process(piece) }
+                let decision = echo.withUnsafeBufferPointer { residualEcho == nil ? detector.process(piece) : detector.process(piece, residualEcho: $0) }
                 for back in 0..<decision.backfilled { decisions[decisions.count - 1 - back] = true }
                 decisions.append(decision.speech)
             }
@@ -127,7 +128,7 @@ import Glibc
         // The game starts a second in, once the detector has learnt the room's noise.
         let echo = [Float](repeating: 0, count: 16_000) + Signals.whiteNoise(frames: words.count - 16_000, rms: 0.0058, seed: 9)
         // A Hann window's 320 samples hold 120 times white noise's power in each bin.
-        let decisions = Self.decisions(words.indices.map { words[$0] + noise[$0] + echo[$0] }, cancelled: true, residualEcho: 120 * 0.0058 * 0.0058)
+        let decisions = Self.decisions(words.indices.map { words[$0] + noise[$0] + echo[$0] }, residualEcho: 120 * 0.0058 * 0.0058)
         let latencies = Self.onsetLatencies(decisions, starts: starts)
         print("words opening on a hiss under a game's echo: onset latencies \(latencies.map { $0 * 10 }) ms")
         #expect(latencies.count == starts.count, "words found: \(latencies.count) of \(starts.count)")
@@ -270,7 +271,7 @@ import Glibc
         let noise = kind == "typing"
             ? Self.typing(frames: speech.count, seed: 23).map { $0 * Float(level * pow(10, -10.0 / 20)) }
             : Signals.whiteNoise(frames: speech.count, rms: Float(level * pow(10, -5.0 / 20)), seed: 8)
-        let decisions = Self.decisions(zip(speech, noise).map { $0 + $1 }, cancelled: true)
+        let decisions = Self.decisions(zip(speech, noise).map { $0 + $1 }, residualEcho: 0)
         let spurious = Self.spuriousOnsets(decisions, truth: truth)
         let latencies = Self.onsetLatencies(decisions, starts: starts)
         let (precision, recall, f1) = Self.score(decisions, truth: truth)
@@ -334,7 +335,7 @@ import Glibc
         let mic = speech.indices.map { speech[$0] + level * room[$0] }
         let decisions = throughTheChain
             ? try UplinkChainTests.run(mic: mic, far: [Float](repeating: 0, count: mic.count), muted: false).speech
-            : Self.decisions(mic, cancelled: true)
+            : Self.decisions(mic, residualEcho: 0)
         let nearSpeech = Self.nearSpeech(truth)
         let alone = decisions.indices.filter { !nearSpeech[$0] && $0 >= aloneFrom }
         var words: [Int] = [], quiet = 0
