@@ -2,7 +2,8 @@ import AudioCore
 
 /// The microphone's way to the other talkers, one 10 ms frame at a time at
 /// 16 kHz: echo cancellation against what was played, noise suppression,
-/// gain control and the mute gate, with voice-activity detection alongside.
+/// a DC blocker, gain control and the mute gate, with voice-activity
+/// detection alongside.
 ///
 /// The detector listens to the echo-cancelled signal, before residual
 /// suppression and denoising, whose noise is the room's own, and weighs it
@@ -36,6 +37,7 @@ public final class UplinkChain {
     private let canceller = EchoCanceller()
     private let noiseSuppressor: NoiseSuppressor
     private let detector: VoiceActivityDetector
+    @exclusivity(unchecked) private var dcBlocker = DCBlocker(sampleRate: UplinkChain.sampleRate)
     @exclusivity(unchecked) private var gain: GainControl
     @exclusivity(unchecked) private var mutedTalker: MutedTalkerDetector
     /// The detector's own decision on the last frame, and whether its
@@ -145,6 +147,9 @@ public final class UplinkChain {
             : burstIsTalker ? .toldApart : talkerSpokeLately ? .talking : .unconfirmed
         echoCanceller?.suppress(frame, nearEnd: nearEnd)
         noiseSuppressor.process(frame)
+        // The canceller cannot predict a microphone's DC offset and the noise suppressor leaves a quarter of it.
+        // Taken out here rather than at the input, where it moved the canceller's and detector's decisions.
+        dcBlocker.process(frame)
         gain.process(frame, speech: decision.speech)
         let change = mutedTalker.update(speech: decision.speech, muted: muted)
         if muted { frame.update(repeating: 0) }
