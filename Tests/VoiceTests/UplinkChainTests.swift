@@ -367,8 +367,9 @@ import Voice
         func means(_ uplink: [Float]) -> [Double] {
             (1..<8).map { second in uplink[(second * 16_000)..<((second + 1) * 16_000)].reduce(0.0) { $0 + Double($1) } / 16_000 }
         }
-        print("uplink's mean each second with a 0.01 offset: \(means(offset.uplink).map { String(format: "%.6f", $0) }), without: \(means(plain.uplink).map { String(format: "%.6f", $0) })")
-        #expect(means(offset.uplink).allSatisfy { abs($0) < 0.0005 }, "means \(means(offset.uplink))")
+        let offsetMeans = means(offset.uplink)
+        print("uplink's mean each second with a 0.01 offset: \(offsetMeans.map { String(format: "%.6f", $0) }), without: \(means(plain.uplink).map { String(format: "%.6f", $0) })")
+        #expect(offsetMeans.allSatisfy { abs($0) < 0.0005 }, "means \(offsetMeans)")
         let talking = plain.speech.indices.filter { plain.speech[$0] && $0 >= 300 }
         let kept = Self.level(talking, offset.uplink) - Self.level(talking, plain.uplink)
         print("the talker with the offset against without: \(kept) dB over \(talking.count) frames")
