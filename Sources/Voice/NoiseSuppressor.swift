@@ -17,16 +17,19 @@ public struct SpeexPreprocessError: Error, Sendable, Equatable, CustomStringConv
 public final class NoiseSuppressor {
     /// Samples in each frame that `process` takes.
     public let frameSize: Int
-    /// How far the noise is pushed down, in dB (negative).
+    /// SpeexDSP's deepest suppression of noise, in dB (negative): what it takes
+    /// off a steady noise falls a few decibels short of it.
     public let suppressionDecibels: Int
     private let state: OpaquePointer
     @exclusivity(unchecked) private var fixed: [Int16]
     @exclusivity(unchecked) private var dither = UniformNoise(seed: 0x2F6B_3C1D_58A4_97E3)
 
     /// A suppressor for frames of `frameSize` samples at `sampleRate` Hz that pushes noise down by
-    /// `suppressionDecibels`, -15 dB by default. Throws `SpeexPreprocessError` when SpeexDSP makes
-    /// no state for them.
-    public init(frameSize: Int, sampleRate: Int, suppressionDecibels: Int = -15) throws {
+    /// at most `suppressionDecibels`. The default, -21 dB, takes 17 to 18 dB off steady white noise
+    /// once settled, as WebRTC's suppressor set high does (17.9 dB, measured on the same noise), the
+    /// one the chain is judged against; SpeexDSP's own default of -15 took 13 to 14. Throws
+    /// `SpeexPreprocessError` when SpeexDSP makes no state for them.
+    public init(frameSize: Int, sampleRate: Int, suppressionDecibels: Int = -21) throws {
         guard let state = speex_preprocess_state_init(Int32(frameSize), Int32(sampleRate)) else {
             throw SpeexPreprocessError(call: "speex_preprocess_state_init",
                                        detail: "no state for \(frameSize) samples at \(sampleRate) Hz")

@@ -13,9 +13,11 @@ import Voice
         output.withUnsafeMutableBufferPointer { samples in
             for frame in 0..<400 { suppressor.process(UnsafeMutableBufferPointer(rebasing: samples[(frame * 160)..<((frame + 1) * 160)])) }
         }
+        // About as deep as WebRTC's suppressor set high takes white noise (17.9 dB, once settled); SpeexDSP's
+        // default of -15 dB took 13.4 here.
         let noiseBefore = Measure.rmsDecibels(Array(signal[32_000..<48_000]))
         let noiseAfter = Measure.rmsDecibels(Array(output[32_000..<48_000]))
-        #expect(noiseBefore - noiseAfter >= 10, "noise lowered by \(noiseBefore - noiseAfter) dB")
+        #expect(noiseBefore - noiseAfter >= 16.5, "noise lowered by \(noiseBefore - noiseAfter) dB")
         let toneChange = Measure.rmsDecibels(Array(output[52_000..<64_000])) - Measure.rmsDecibels(Array(signal[52_000..<64_000]))
         #expect(abs(toneChange) < 1, "tone changed by \(toneChange) dB")
     }
