@@ -120,6 +120,11 @@ public final class EchoCanceller {
     /// misadjustment rather than a talker fills the output.
     static let echoShapedAbove: Float = 0.8
     static let gainFloor: Float = 0.01
+    /// The floor where the output is echo alone: 30 dB, not 20. A filter still
+    /// learning a voice's path in a reverberant room leaves much of its echo,
+    /// and 20 dB under that stood 10 to 25 dB over the room's background,
+    /// which the comfort noise restores; lower floors leave it under that noise.
+    static let echoAloneFloor: Float = 0.001
     static let reverberationHold: Float = 0.92
     static let nearTalkRatio: Float = 3
     /// A quarter: a converged filter leaves 20-45 dB less than that of echo alone.
@@ -521,7 +526,7 @@ public final class EchoCanceller {
                 || (micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin])
             let residual = echoOnly ? errorPower[bin] : residualHold[bin]
             let overSubtraction = echoOnly ? Self.overSubtraction : nearOverSubtraction
-            power[bin] = max(Self.gainFloor, 1 - overSubtraction * residual / (errorPower[bin] + 1e-12))
+            power[bin] = max(echoAlone ? Self.echoAloneFloor : Self.gainFloor, 1 - overSubtraction * residual / (errorPower[bin] + 1e-12))
         }
         Self.smoothAcrossBins(power, into: gains)
         applyGains(to: mic)
