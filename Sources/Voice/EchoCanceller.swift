@@ -249,6 +249,8 @@ public final class EchoCanceller {
     /// The canceller has adapted over `settledBlocks` blocks of far-end activity since it last
     /// found its filter adding echo: what it estimates it leaves of the echo holds block by block.
     public var hasSettled: Bool { activeBlocks >= Self.settledBlocks }
+    /// The filter has not yet converged on any path: it has never found itself adding echo.
+    private var learningFromNothing: Bool { !hasConverged && blocksToConverge == Self.convergenceBlocks }
     @exclusivity(unchecked) private var activeBlocks = 0
     @exclusivity(unchecked) private var blocksToConverge = EchoCanceller.convergenceBlocks
     /// Blocks in a row in which the filter added echo; `failedAfter` of them
@@ -514,11 +516,16 @@ public final class EchoCanceller {
         // echo follows the estimate, or fills the output in its shape where
         // the room's noise blurs the coherence: then a pause is echo alone.
         // A burst told apart from the echo loses the residual once where
-        // the output only takes the echo's shape.
+        // the output only takes the echo's shape. A burst the caller has not
+        // counted, heard while the filter first learns the path from nothing,
+        // is echo: the filter's estimate is still too small to tell the
+        // output from it. (A filter relearning a path it lost starts from an
+        // estimate, and a talker in double talk may be why it lost it.)
         let incoherent = echoCoherence < Self.echoCoherentAbove
         let apartFromEcho = nearEnd.talkerNear && incoherent && !outputShapedLikeEcho()
         let echoAlone = farEndActive
-            && (nearEnd == .silent || (nearEnd == .pausing && !apartFromEcho) || (nearEnd == .unconfirmed && outputHoldsOnlyEcho))
+            && (nearEnd == .silent || (nearEnd == .pausing && !apartFromEcho)
+                || (nearEnd == .unconfirmed && (outputHoldsOnlyEcho || learningFromNothing)))
         let nearOverSubtraction = apartFromEcho ? (nearEnd == .pausing ? Self.pauseOverSubtraction : Self.talkerOverSubtraction)
             : nearEnd == .toldApart && incoherent ? Self.toldApartOverSubtraction : Self.overSubtraction
         for bin in 0..<Self.bins {

@@ -82,6 +82,30 @@ import Voice
         #expect(abs(underEcho - floor) < 3, "\(underEcho) dBFS under echo, \(floor) dBFS without")
     }
 
+    /// The far end's first words, before the filter has learnt their path:
+    /// the detector hears them, the chain does not count them as a talker,
+    /// and the suppressor takes them for the echo they are rather than
+    /// sending them back to the far end.
+    @Test func theFarEndsFirstWordsAreNotSentBack() throws {
+        let lead = 3 * 16_000
+        var far = [Float](repeating: 0, count: lead)
+        far += try VoiceSignals.speech("announcer")
+        let background = Self.background(frames: far.count, seed: 31)
+        let echo = VoiceSignals.echo(of: far, rt60: 0.6, loss: 0)
+        let mic = (0..<far.count).map { echo[$0] + background[$0] }
+        let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
+
+        let floor = Self.level(Array(150..<290), uplink)
+        // The far end's first second, wherever its echo is 20 dB over the background.
+        let echoFrames = ((lead / 160)..<(lead / 160 + 100)).filter { Self.level($0, echo) > -40 }
+        let mean = Self.level(echoFrames, uplink)
+        let loudest = echoFrames.map { Self.level($0, uplink) }.max() ?? 0
+        print("uplink floor \(floor) dBFS; over the far end's first \(echoFrames.count) echo frames \(mean) dBFS, the loudest \(loudest) dBFS")
+        #expect(echoFrames.count > 50)
+        #expect(mean - floor < 3, "\(mean) dBFS under the far end's first second over a floor of \(floor) dBFS")
+        #expect(loudest - floor < 10, "the loudest frame \(loudest) dBFS over a floor of \(floor) dBFS")
+    }
+
     /// A voice far end in a reverberant room over a quiet microphone: from
     /// 1.5 s to 3 s into it the filter is still learning the path, and
     /// where nobody near talks what it leaves is echo alone, which the
