@@ -529,12 +529,13 @@ public final class EchoCanceller {
                 || (nearEnd == .unconfirmed && (outputHoldsOnlyEcho || learningFromNothing)))
         let nearOverSubtraction = apartFromEcho ? (nearEnd == .pausing ? Self.pauseOverSubtraction : Self.talkerOverSubtraction)
             : nearEnd == .toldApart && incoherent ? Self.toldApartOverSubtraction : Self.overSubtraction
+        let leastGain = echoAlone ? Self.echoAloneFloor : Self.gainFloor
         for bin in 0..<Self.bins {
             let echoOnly = echoAlone
                 || (micPower[bin] < Self.echoDominated * echoPower[bin] && errorPower[bin] > Self.failingFilter * micPower[bin])
             let residual = echoOnly ? errorPower[bin] : residualHold[bin]
             let overSubtraction = echoOnly ? Self.overSubtraction : nearOverSubtraction
-            power[bin] = max(echoAlone ? Self.echoAloneFloor : Self.gainFloor, 1 - overSubtraction * residual / (errorPower[bin] + 1e-12))
+            power[bin] = max(leastGain, 1 - overSubtraction * residual / (errorPower[bin] + 1e-12))
         }
         Self.smoothAcrossBins(power, into: gains)
         applyGains(to: mic)
