@@ -82,22 +82,32 @@ import Voice
         #expect(abs(underEcho - floor) < 3, "\(underEcho) dBFS under echo, \(floor) dBFS without")
     }
 
+    /// Frames of silence before the far end's voices in `voicesInAReverberantRoom`: 3 s.
+    static let leadFrames = 300
+
+    /// `names`' voices played after `leadFrames` of silence, heard in a 0.6 s room as loud as they
+    /// were played, over the room's background scaled by `backgroundScale`: the echo, the uplink,
+    /// and the uplink's floor before the far end starts.
+    static func voicesInAReverberantRoom(_ names: [String], backgroundScale: Float, seed: UInt64) throws
+        -> (echo: [Float], uplink: [Float], floor: Double) {
+        var far = [Float](repeating: 0, count: leadFrames * 160)
+        for name in names { far += try VoiceSignals.speech(name) }
+        let background = Self.background(frames: far.count, seed: seed).map { $0 * backgroundScale }
+        let echo = VoiceSignals.echo(of: far, rt60: 0.6, loss: 0)
+        let mic = (0..<far.count).map { echo[$0] + background[$0] }
+        let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
+        return (echo, uplink, Self.level(Array(150..<290), uplink))
+    }
+
     /// The far end's first words, before the filter has learnt their path:
     /// the detector hears them, the chain does not count them as a talker,
     /// and the suppressor takes them for the echo they are rather than
     /// sending them back to the far end.
     @Test func theFarEndsFirstWordsAreNotSentBack() throws {
-        let lead = 3 * 16_000
-        var far = [Float](repeating: 0, count: lead)
-        far += try VoiceSignals.speech("announcer")
-        let background = Self.background(frames: far.count, seed: 31)
-        let echo = VoiceSignals.echo(of: far, rt60: 0.6, loss: 0)
-        let mic = (0..<far.count).map { echo[$0] + background[$0] }
-        let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
-
-        let floor = Self.level(Array(150..<290), uplink)
+        let (echo, uplink, floor) = try Self.voicesInAReverberantRoom(["announcer"], backgroundScale: 1, seed: 31)
         // The far end's first second, wherever its echo is 20 dB over the background.
-        let echoFrames = ((lead / 160)..<(lead / 160 + 100)).filter { Self.level($0, echo) > -40 }
+        let start = Self.leadFrames
+        let echoFrames = (start..<(start + 100)).filter { Self.level($0, echo) > -40 }
         let mean = Self.level(echoFrames, uplink)
         let loudest = echoFrames.map { Self.level($0, uplink) }.max() ?? 0
         print("uplink floor \(floor) dBFS; over the far end's first \(echoFrames.count) echo frames \(mean) dBFS, the loudest \(loudest) dBFS")
@@ -113,18 +123,11 @@ import Voice
     /// under what the filter left (that stood 20 dB over the background for
     /// half a second here).
     @Test func aVoicesEchoIsTakenDownToTheBackgroundWhileTheFilterLearns() throws {
-        let lead = 3 * 16_000
-        var far = [Float](repeating: 0, count: lead)
-        for name in ["announcer", "vendor"] { far += try VoiceSignals.speech(name) }
         // The background 90 dB under full scale, the echo 60 dB over it.
-        let background = Self.background(frames: far.count, seed: 29).map { $0 * 0.03 }
-        let echo = VoiceSignals.echo(of: far, rt60: 0.6, loss: 0)
-        let mic = (0..<far.count).map { echo[$0] + background[$0] }
-        let uplink = try Self.run(mic: mic, far: far, muted: false).uplink
-
-        let floor = Self.level(Array(150..<290), uplink)
+        let (echo, uplink, floor) = try Self.voicesInAReverberantRoom(["announcer", "vendor"], backgroundScale: 0.03, seed: 29)
         // From 1.5 s to 3 s into the far end, wherever its echo is 50 dB over the background.
-        let echoFrames = ((lead / 160 + 150)..<(lead / 160 + 300)).filter { Self.level($0, echo) > -40 }
+        let start = Self.leadFrames
+        let echoFrames = ((start + 150)..<(start + 300)).filter { Self.level($0, echo) > -40 }
         let mean = Self.level(echoFrames, uplink)
         print("uplink floor \(floor) dBFS; over \(echoFrames.count) echo frames 1.5 s to 3 s into the far end \(mean) dBFS")
         #expect(echoFrames.count > 80)
