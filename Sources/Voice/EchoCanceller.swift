@@ -521,12 +521,15 @@ public final class EchoCanceller {
         // counted, heard while the filter first learns the path from nothing,
         // is echo: the filter's estimate is still too small to tell the
         // output from it. (A filter relearning a path it lost starts from an
-        // estimate, and a talker in double talk may be why it lost it.)
+        // estimate, and a talker in double talk may be why it lost it.) So
+        // is one in a block where the filter adds echo rather than removing
+        // it, as right after the path moves: its estimate tells nothing of
+        // what in the output is echo.
         let incoherent = echoCoherence < Self.echoCoherentAbove
         let apartFromEcho = nearEnd.talkerNear && incoherent && !outputShapedLikeEcho()
         let echoAlone = farEndActive
             && (nearEnd == .silent || (nearEnd == .pausing && !apartFromEcho)
-                || (nearEnd == .unconfirmed && (outputHoldsOnlyEcho || learningFromNothing)))
+                || (nearEnd == .unconfirmed && (outputHoldsOnlyEcho || learningFromNothing || failingBlocks > 0)))
         let nearOverSubtraction = apartFromEcho ? (nearEnd == .pausing ? Self.pauseOverSubtraction : Self.talkerOverSubtraction)
             : nearEnd == .toldApart && incoherent ? Self.toldApartOverSubtraction : Self.overSubtraction
         let leastGain = echoAlone ? Self.echoAloneFloor : Self.gainFloor
