@@ -25,7 +25,8 @@ import Glibc
 ///    where the filter plainly fails (right after the echo path changes) as
 ///    echo alone, and all of it as echo while a detector says nobody near
 ///    talks, or hears someone it cannot yet tell from the echo in an output
-///    that holds no more than echo. Its gains are applied as a short
+///    that holds no more than echo, from a filter first learning the path,
+///    or from one adding echo. Its gains are applied as a short
 ///    zero-phase filter inside the current block, which adds no delay. What
 ///    it takes away of the room's own background comes back as comfort
 ///    noise of the same level and spectrum, so the line never goes dead
@@ -227,7 +228,8 @@ public final class EchoCanceller {
         /// apart from the echo.
         case toldApart
         /// A detector hears someone, but nothing yet tells them from the
-        /// echo: while the output holds no more than echo, it is echo.
+        /// echo: while the output holds no more than echo, the filter first
+        /// learns the path, or it adds echo, it is echo.
         case unconfirmed
         /// A detector hears nobody, but a talker spoke moments ago: between
         /// their words it misses their quiet syllables, so only the echo
@@ -504,8 +506,9 @@ public final class EchoCanceller {
     /// The second half of a block: `mic`, as `filter` left it, becomes the
     /// output. With `nearEnd` `.silent` (a detector hears nobody near)
     /// while the far end plays, `.pausing` while the output follows the
-    /// echo, or `.unconfirmed` while it holds no more than echo, all that
-    /// the filter left is taken as echo, and only comfort noise remains.
+    /// echo, or `.unconfirmed` while it holds no more than echo, the filter
+    /// first learns the path or it adds echo, all that the filter left is
+    /// taken as echo, and only comfort noise remains.
     public func suppress(_ mic: UnsafeMutableBufferPointer<Float>, nearEnd: NearEnd) {
         precondition(mic.count == Self.blockSize, "one 10 ms block at 16 kHz")
         self.nearEnd = nearEnd
