@@ -75,10 +75,8 @@ import Glibc
     /// near talker and the noise is exactly what it leaves of the echo,
     /// which must stay about as low as before the talker came.
     @Test func aNearTalkerDoesNotUndoTheFilter() throws {
-        var far: [Float] = []
         let seconds = 18, start = 8 * 16_000
-        while far.count < seconds * 16_000 { for name in ["announcer", "barkeep"] { far += try VoiceSignals.speech(name) } }
-        far = Array(far.prefix(seconds * 16_000))
+        let far = try VoiceSignals.voices(["announcer", "barkeep"], frames: seconds * 16_000)
         let echo = VoiceSignals.echo(of: far)
         let near = try VoiceSignals.talker(from: start, decibels: 0, under: echo)
         let noise = Signals.whiteNoise(frames: far.count, rms: 0.00005, seed: 7)
@@ -180,11 +178,7 @@ import Glibc
     /// the echo path comes a sample earlier every 0.8 s, faster than the
     /// filter's adaptation follows by itself.
     @Test func clockDriftIsMeasuredAndFollowed() throws {
-        var far: [Float] = []
-        while far.count < 24 * 16_000 {
-            for name in ["announcer", "vendor", "barkeep", "guest"] { far += try VoiceSignals.speech(name) }
-        }
-        far = Array(far.prefix(24 * 16_000))
+        let far = try VoiceSignals.voices(["announcer", "vendor", "barkeep", "guest"], frames: 24 * 16_000)
         // Read at 12,501 Hz and played at 12,500 Hz: 80 ppm fast.
         let played = try SampleRateConverter.convert(AudioBuffer(mono: far), from: 12_501, to: 12_500).samples
         let echo = VoiceSignals.echo(of: played)

@@ -406,11 +406,7 @@ import Voice
     /// from the echo: that burst is the new path's echo. Over the first
     /// second the uplink carries it 34 dB or more below the microphone.
     @Test func theEchoOfAnotherLoudspeakerIsTakenAwayWithinASecond() throws {
-        var far: [Float] = []
-        while far.count < 10 * 16_000 {
-            for name in ["announcer", "barkeep", "guest", "vendor"] { far += try VoiceSignals.speech(name) }
-        }
-        far = Array(far.prefix(10 * 16_000))
+        let far = try VoiceSignals.voices(["announcer", "barkeep", "guest", "vendor"], frames: 10 * 16_000)
         let played = Self.loudspeaker(far), shift = 128
         let before = VoiceSignals.echo(of: played, rt60: 0.3)
         let after = [Float](repeating: 0, count: shift) + VoiceSignals.echo(of: played, rt60: 0.45, loss: 2, seed: 23).dropLast(shift)

@@ -19,6 +19,13 @@ enum VoiceSignals {
         return samples.map { $0 / peak * 0.5 }
     }
 
+    /// `names`' lines one after another, the whole round over and over, `frames` long.
+    static func voices(_ names: [String], frames: Int) throws -> [Float] {
+        var voices: [Float] = []
+        while voices.count < frames { for name in names { voices += try speech(name) } }
+        return Array(voices.prefix(frames))
+    }
+
     /// A game's sound as the far end plays it, `frames` long: the lute's
     /// music over the fire, each looped.
     static func game(frames: Int) throws -> [Float] {
