@@ -29,8 +29,9 @@ import Glibc
 ///    or from one adding echo. Its gains are applied as a short
 ///    zero-phase filter inside the current block, which adds no delay. What
 ///    it takes away of the room's own background comes back as comfort
-///    noise of the same level and spectrum, so the line never goes dead
-///    between words.
+///    noise in its spectrum, so the line never goes dead between words;
+///    the floor it is drawn from starts at the first block, under the
+///    background, and climbs to it at 0.9 dB a second.
 public final class EchoCanceller {
     /// Samples in one block: 10 ms at 16 kHz.
     public static let blockSize = 160
