@@ -45,6 +45,80 @@ import Glibc
         #expect(erle >= 35, "ERLE \(erle) dB after 2 s")
     }
 
+    /// A far end that plays from the first block over a room's background:
+    /// where the suppressor takes the echo away, the comfort noise stands
+    /// at the background's level in every octave from 250 Hz to 7.5 kHz:
+    /// from the first seconds, and later, where the echo the filter leaves
+    /// would pull a floor that follows the output above the background.
+    /// The voice's octaves up to 1 kHz do not yet: they are a known issue.
+    enum ComfortCase: String, CaseIterable {
+        /// A voice, seconds 2 to 6.
+        case voiceFromTheStart
+        /// Three voices in a 0.6 s room through a small loudspeaker, seconds 18 to 24.
+        case voicesThroughASmallLoudspeaker
+        /// A game's music and fire through a small loudspeaker, which never pause, seconds 8 to 14.
+        case game
+        /// Four voices played 80 ppm fast, as `clockDriftIsMeasuredAndFollowed` plays them, in a quiet room, seconds 6 to 23.
+        case voicesOnADriftingClock
+    }
+
+    @Test(arguments: ComfortCase.allCases) func comfortNoiseStandsAtTheBackgroundsLevel(_ scenario: ComfortCase) throws {
+        let far: [Float], echo: [Float], seconds: Range<Int>, backgroundScale: Float
+        switch scenario {
+        case .voiceFromTheStart:
+            far = try VoiceSignals.speech("announcer")
+            echo = VoiceSignals.echo(of: far)
+            seconds = 2..<6
+            backgroundScale = 1
+        case .voicesThroughASmallLoudspeaker:
+            far = try VoiceSignals.voices(["announcer", "vendor", "announcer"], frames: 25 * 16_000)
+            echo = UplinkChainTests.loudspeaker(VoiceSignals.echo(of: far, rt60: 0.6))
+            seconds = 18..<24
+            backgroundScale = 1
+        case .game:
+            far = try VoiceSignals.game(frames: 15 * 16_000)
+            echo = VoiceSignals.echo(of: UplinkChainTests.loudspeaker(far), rt60: 0.45)
+            seconds = 8..<14
+            // The game's echo is louder than the voices': so is the room it is played in.
+            backgroundScale = 10
+        case .voicesOnADriftingClock:
+            far = try VoiceSignals.voices(["announcer", "vendor", "barkeep", "guest"], frames: 24 * 16_000)
+            echo = VoiceSignals.echo(of: try SampleRateConverter.convert(AudioBuffer(mono: far), from: 12_501, to: 12_500).samples)
+            seconds = 6..<23
+            // A quiet room: the echo the filter leaves of a drifting path stands over it.
+            backgroundScale = 0.1
+        }
+        let background = UplinkChainTests.background(frames: far.count, seed: 5).map { $0 * backgroundScale }
+        let mic = zip(echo, background).map { $0 + $1 }
+        let output = VoiceSignals.cancel(mic: mic, far: far, unsaid: .silent)
+        // Frames where the echo stands 10 to 20 dB over the background: the
+        // suppressor's 30 dB floor leaves what it keeps of the echo under the comfort noise.
+        let frames = (seconds.lowerBound * 100..<seconds.upperBound * 100).filter { frame in
+            let range = (frame * 160)..<((frame + 1) * 160)
+            let over = Measure.decibels(Measure.rms(echo[range]) / Measure.rms(background[range]))
+            return over > 10 && over < 20
+        }
+        #expect(frames.count > 20)
+        func level(_ signal: [Float], from low: Double, to high: Double) -> Double {
+            let band = Biquad.lowPassed(Biquad.highPassed(signal, cutoff: low, sampleRate: 16_000), cutoff: high, sampleRate: 16_000)
+            let power = frames.map { frame in band[(frame * 160)..<((frame + 1) * 160)].reduce(0.0) { $0 + Double($1 * $1) } }
+            return 10 * log10(power.reduce(0, +) / Double(frames.count * 160))
+        }
+        for (low, high) in [(250.0, 500.0), (500, 1_000), (1_000, 2_000), (2_000, 4_000), (4_000, 7_500)] {
+            let heard = level(output, from: low, to: high), room = level(background, from: low, to: high)
+            print("\(scenario) \(Int(low))-\(Int(high)) Hz: comfort noise \(heard) dBFS, background \(room) dBFS, \(frames.count) frames")
+            let check = { #expect(abs(heard - room) < 3, "\(Int(low))-\(Int(high)) Hz: comfort noise \(heard) dBFS, background \(room) dBFS") }
+            if scenario == .voiceFromTheStart && high <= 1_000 {
+                // Not yet: the floor starts from the first block, under the
+                // background, and climbs 0.9 dB a second (README, the
+                // chain's first stage); 6 to 7 dB under at 2 to 6 s.
+                withKnownIssue("the comfort noise's floor climbs to the background from under it") { check() }
+            } else {
+                check()
+            }
+        }
+    }
+
     /// The near talker in `heard` against everything else, at the gain that
     /// best matches them (the corpus scorer's near SNR), in dB, and that gain.
     static func nearSNR(heard: [Float], talker: [Float]) -> (snr: Double, gain: Double) {
