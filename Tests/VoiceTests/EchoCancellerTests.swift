@@ -94,15 +94,13 @@ import Glibc
         // Frames where the echo stands 10 to 20 dB over the background: the
         // suppressor's 30 dB floor leaves what it keeps of the echo under the comfort noise.
         let frames = (seconds.lowerBound * 100..<seconds.upperBound * 100).filter { frame in
-            let range = (frame * 160)..<((frame + 1) * 160)
-            let over = Measure.decibels(Measure.rms(echo[range]) / Measure.rms(background[range]))
+            let over = UplinkChainTests.level(frame, echo) - UplinkChainTests.level(frame, background)
             return over > 10 && over < 20
         }
         #expect(frames.count > 20)
         func level(_ signal: [Float], from low: Double, to high: Double) -> Double {
             let band = Biquad.lowPassed(Biquad.highPassed(signal, cutoff: low, sampleRate: 16_000), cutoff: high, sampleRate: 16_000)
-            let power = frames.map { frame in band[(frame * 160)..<((frame + 1) * 160)].reduce(0.0) { $0 + Double($1 * $1) } }
-            return 10 * log10(power.reduce(0, +) / Double(frames.count * 160))
+            return UplinkChainTests.level(frames, band)
         }
         for (low, high) in [(250.0, 500.0), (500, 1_000), (1_000, 2_000), (2_000, 4_000), (4_000, 7_500)] {
             let heard = level(output, from: low, to: high), room = level(background, from: low, to: high)
