@@ -51,6 +51,19 @@ import Voice
         10 * log10(signal[(frame * 160)..<((frame + 1) * 160)].reduce(0.0) { $0 + Double($1 * $1) } / 160 + 1e-20)
     }
 
+    /// How much of a talker's 10 ms frame `frame` the uplink carries, in
+    /// dB: the uplink's projection on the talker's samples, one frame later,
+    /// for SpeexDSP's preprocessor gives each frame back a frame late.
+    /// Noise, echo and other voices hardly project on the talker: set
+    /// side by side, a frame where comfort noise stands in for the talker
+    /// passes for them.
+    static func kept(_ frame: Int, of talker: [Float], in uplink: [Float]) -> Double {
+        let samples = (frame * 160)..<((frame + 1) * 160)
+        let carried = samples.reduce(0.0) { $0 + Double(uplink[$1 + 160] * talker[$1]) }
+        let own = samples.reduce(0.0) { $0 + Double(talker[$1] * talker[$1]) }
+        return 20 * log10(abs(carried) / max(own, 1e-20) + 1e-10)
+    }
+
     /// The level of `frames` of `signal` together, their power averaged, in dBFS.
     static func level(_ frames: [Int], _ signal: [Float]) -> Double {
         10 * log10(frames.map { pow(10, level($0, signal) / 10) }.reduce(0, +) / Double(max(frames.count, 1)))
@@ -222,9 +235,9 @@ import Voice
         let background = Self.background(frames: near.count, seed: 5)
         let mic = near.indices.map { near[$0] + echo[$0] + background[$0] }
         let (uplink, _, speech) = try Self.run(mic: mic, far: far, muted: false)
-        // The lines' frames the uplink carries 20 dB or more below the player.
-        let lineFrames = (200..<truth.count).filter { truth[$0] }
-        let cut = lineFrames.filter { Self.level($0, uplink) < Self.level($0, near) - 20 }
+        // The lines' frames of which the uplink carries the player 20 dB or more down.
+        let lineFrames = (200..<(truth.count - 1)).filter { truth[$0] }
+        let cut = lineFrames.filter { Self.kept($0, of: near, in: uplink) < -20 }
         // After the canceller's first second of the game, when the gate trusts it: the game alone, then the game with the lines.
         let spurious = VoiceActivityTests.spuriousOnsets(speech, truth: truth, from: 100)
         let (precision, recall, f1) = VoiceActivityTests.score(Array(speech[200...]), truth: Array(truth[200...]))
@@ -257,8 +270,12 @@ import Voice
         // after the player's taken for echo while the output held no more
         // than echo. Between words, only the echo estimated to be left: 76.
         // Over bursts the gate counted, the residual once, not four times,
-        // where the output takes the echo's shape: 58.
-        #expect(result.cut * 100 <= result.lineFrames * 6, "\(result.cut) of \(result.lineFrames) frames of the lines cut by 20 dB or more")
+        // where the output takes the echo's shape: 58. These figures set the
+        // uplink's frame beside the player's, so the comfort noise and the
+        // echo left in a cut frame passed for the player where they stood
+        // within 20 dB of them; taking the player's own part, one frame later
+        // as the uplink comes, 81.
+        #expect(result.cut * 100 <= result.lineFrames * 8, "\(result.cut) of \(result.lineFrames) frames of the lines cut by 20 dB or more")
     }
 
     /// The player talks a second after the game starts, under its echo as
@@ -266,7 +283,7 @@ import Voice
     /// and their first line is found within 300 ms of its start, as the
     /// corpus scorer counts, not later as when a burst counted only after
     /// 1.5 s of the far end (2 of the 3 lines found).
-    @Test(arguments: zip([0.0, 6.0], [20, 16]))
+    @Test(arguments: zip([0.0, 6.0], [28, 22]))
     func aPlayerASecondIntoTheGameIsFoundAsTheyStart(decibels: Double, mostCutPercent: Int) throws {
         let result = try Self.playerUnderAGame(lead: 0, decibels: decibels)
         print("player a second into the game, its echo \(Int(decibels)) dB over them: \(result.summary)")
@@ -274,6 +291,7 @@ import Voice
         #expect(result.spurious.count <= 1, "onsets on the game alone, at frames \(result.spurious)")
         // 194 and 157 of 1,023; at 6 dB 146 before a burst could be taken for
         // a moved path's echo, which once takes a pause in the player's burst for one.
+        // Taking the player's own part of the uplink, not its level: 278 and 220.
         #expect(result.cut * 100 <= result.lineFrames * mostCutPercent, "\(result.cut) of \(result.lineFrames) frames of the lines cut by 20 dB or more")
     }
 
@@ -297,17 +315,19 @@ import Voice
         let mic = (0..<length).map { echo[$0] + near[$0] + voicesScale * voices[$0] }
         let (uplink, _, speech) = try Self.run(mic: mic, far: far, muted: false)
 
-        let talking = start / 160..<(length / 160)
+        let talking = start / 160..<(length / 160 - 1)
         let loudest = talking.map { Self.level($0, near) }.max() ?? 0
         let words = talking.filter { Self.level($0, near) > loudest - 20 }
-        let cut = words.filter { Self.level($0, uplink) < Self.level($0, near) - 10 }
+        let cut = words.filter { Self.kept($0, of: near, in: uplink) < -10 }
         print("player 10 dB under a game's echo, voices 10 dB under them: \(cut.count) of \(words.count) loud frames cut by 10 dB, "
               + "\(words.filter { speech[$0] }.count) heard as speech")
         // Weighing the output against the echo held through its reverberant
         // tail all along: 39 cut, 233 heard; this block's echo over a talker:
         // 27, 239; with a quarter of the residual estimated taken over the
-        // talker, and only the residual between their words: 18.
-        #expect(cut.count * 100 <= words.count * 8, "\(cut.count) of \(words.count) loud frames of the player cut by 10 dB or more")
+        // talker, and only the residual between their words: 18. Taking the
+        // player's own part of the uplink, where the other voices and the
+        // echo left passed for theirs: 35.
+        #expect(cut.count * 100 <= words.count * 13, "\(cut.count) of \(words.count) loud frames of the player cut by 10 dB or more")
     }
 
     /// The uplink under a game whose echo path changes from `before` to
