@@ -92,10 +92,12 @@ public final class UplinkChain {
         // but within 2 s of the talker's last burst, over a filter that has
         // settled, against this block's echo alone: the held tail masks the
         // talker's quieter syllables under a game's echo and a room of
-        // other voices.
+        // other voices. Told so, the detector starts their next words on
+        // fewer frames under the echo than a far end's own bursts need.
         let talkerLately = talkerSpokeLately && canceller.hasSettled
-        var decision = echoCanceller?.withLinearOutput(heldThroughReverberation: !talkerLately) { detector.process($0, residualEcho: $1) }
-            ?? detector.process(UnsafeBufferPointer(frame))
+        var decision = echoCanceller?.withLinearOutput(heldThroughReverberation: !talkerLately) { output, residualEcho in
+            detector.process(output, residualEcho: residualEcho, talkerSpokeLately: talkerLately)
+        } ?? detector.process(UnsafeBufferPointer(frame))
         // While the far end's echo may be arriving, a burst of speech
         // counts once the canceller has learnt the echo path and its output
         // holds clearly more than a converged filter leaves of the echo it
