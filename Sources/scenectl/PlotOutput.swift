@@ -28,7 +28,7 @@ struct PlotOutput {
             guard let format = format(of: path) else {
                 throw ValidationError("--plot must name a .svg or .png file, got \"\(path)\"")
             }
-            for case let (option, other?) in others + paths[..<index].map({ ("--plot", $0) }) where sameFile(path, other) {
+            for case let (option, other?) in others + paths[..<index].map({ ("--plot", $0) }) where OutputOptions.sameFile(path, other) {
                 throw ValidationError("--plot \"\(path)\" is also the \(option) file; it would be overwritten")
             }
             if format == .png && converterPath() == nil {
@@ -86,12 +86,6 @@ struct PlotOutput {
     static func converterPath() -> String? {
         let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         return folders.map { "\($0)/\(converter)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    /// Whether two paths name one file: the same path, or, where both exist, the same device and inode.
-    static func sameFile(_ first: String, _ second: String) -> Bool {
-        URL(fileURLWithPath: first).standardizedFileURL == URL(fileURLWithPath: second).standardizedFileURL
-            || OutputFile.clash(first, inputs: [second]) != nil
     }
 }
 

@@ -53,7 +53,9 @@ struct ProcessVoice: ParsableCommand {
         for (option, path) in inputs where ([out, vadOut, events] + plots).contains(path) {
             throw ValidationError("\(option) \"\(path)\" is also an output file; it would be overwritten")
         }
-        try PlotOutput.validate(plots, others: [("--out", out), ("--vad-out", vadOut), ("--events", events)])
+        let outputs = [("--out", out), ("--vad-out", vadOut), ("--events", events)]
+        try OutputOptions.requireDistinct(outputs)
+        try PlotOutput.validate(plots, others: outputs)
     }
 
     func run() throws {
@@ -88,10 +90,11 @@ struct ProcessVoice: ParsableCommand {
                                         result: result, muted: muted, echoCancellation: aec == .on).svg()
             for file in plotFiles { try file.write(svg: svg) }
         }
-        try audio.commit()
         try decisions?.write(result.decisions.map { $0 ? "1" : "0" }.joined(separator: "\n") + "\n")
-        try decisions?.commit()
         try eventsFile?.write(result.events.map { $0.jsonLine + "\n" }.joined())
+        // Put in place only once every output is written: one that cannot be (a full disk) leaves none of them new.
+        try audio.commit()
+        try decisions?.commit()
         try eventsFile?.commit()
         for file in plotFiles { try file.commit() }
         let speechFrames = result.decisions.filter { $0 }.count

@@ -78,9 +78,7 @@ struct Render: ParsableCommand {
         for prompt in prompts where seconds.map({ prompt.seconds >= $0 }) ?? false {
             throw ValidationError("--prompt at \(prompt.seconds) s is not inside the \(seconds!) s rendered")
         }
-        if events == out {
-            throw ValidationError("--out \"\(out)\" is also the events file; it would be overwritten")
-        }
+        try OutputOptions.requireDistinct([("--out", out), ("--events", events)])
         try PlotOutput.validate(plots, others: [("--out", out), ("--events", events)])
     }
 

@@ -122,11 +122,32 @@ final class VoiceFolder {
             (["--mic", folder.mic, "--out", folder.path + "/o.mp3"], "--out must name a .wav or .flac file"),
             (["--mic", folder.mic, "--out", folder.path + "/o.wav", "--aec", "maybe"], "maybe"),
             (["--out", folder.path + "/o.wav"], "--mic"),
+            (["--mic", folder.mic, "--out", folder.path + "/o.wav", "--vad-out", folder.path + "/./o.wav"],
+             "--vad-out \"\(folder.path)/./o.wav\" is also the --out file"),
+            (["--mic", folder.mic, "--out", folder.path + "/o.wav", "--vad-out", folder.path + "/d.txt", "--events", folder.path + "/d.txt"],
+             "--events \"\(folder.path)/d.txt\" is also the --vad-out file"),
         ]
         for (arguments, message) in cases {
             let result = try Scenectl.run(["process-voice"] + arguments)
             #expect(result.status == 2 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
         }
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/o.wav"))
+        // Under another name too: a link to the uplink already there.
+        try Data().write(to: URL(fileURLWithPath: folder.path + "/up.wav"))
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/d.txt", withDestinationPath: folder.path + "/up.wav")
+        let linked = try Scenectl.run(["process-voice", "--mic", folder.mic, "--out", folder.path + "/up.wav", "--vad-out", folder.path + "/d.txt"])
+        #expect(linked.status == 2 && linked.stderr.contains("is also the --out file"), "\(linked.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/up.wav")).isEmpty)
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func anOutputThatCannotBeWrittenLeavesNoneOfThemNew() throws {
+        let folder = try VoiceFolder()
+        let out = folder.path + "/up.wav"
+        let result = try Scenectl.run(["process-voice", "--mic", folder.mic, "--out", out, "--vad-out", "/dev/full"])
+        #expect(result.status == 1 && result.stderr.contains("/dev/full: cannot write: No space left on device"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.hasPrefix(".up.wav") })
     }
 }
 
