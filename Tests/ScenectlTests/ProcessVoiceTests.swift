@@ -138,6 +138,10 @@ final class VoiceFolder {
         let linked = try Scenectl.run(["process-voice", "--mic", folder.mic, "--out", folder.path + "/up.wav", "--vad-out", folder.path + "/d.txt"])
         #expect(linked.status == 2 && linked.stderr.contains("is also the --out file"), "\(linked.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/up.wav")).isEmpty)
+        // A device that keeps nothing may take two of them.
+        let discarded = try Scenectl.run(["process-voice", "--mic", folder.mic, "--out", folder.path + "/up.wav",
+                                          "--vad-out", "/dev/null", "--events", "/dev/null"])
+        #expect(discarded.status == 0, "\(discarded.stderr)")
     }
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
