@@ -251,6 +251,7 @@ struct Listener: DaemonVerb {
         guard !position.isEmpty || yaw != nil || pitch != nil || roll != nil else {
             throw ValidationError("give --position, --yaw, --pitch or --roll")
         }
+        try finiteAngles([("--yaw", yaw), ("--pitch", pitch), ("--roll", roll)])
     }
 
     func request() throws -> ControlProtocol.Request {
@@ -270,11 +271,20 @@ struct Turn: DaemonVerb {
     @Argument(help: "Degrees.") var pitch: Double?
     @Argument(help: "Degrees.") var roll: Double?
 
+    func validate() throws { try finiteAngles([("yaw", yaw), ("pitch", pitch), ("roll", roll)]) }
+
     func request() -> ControlProtocol.Request {
         var args: [String: Any] = ["yaw": yaw]
         if let pitch { args["pitch"] = pitch }
         if let roll { args["roll"] = roll }
         return .init(verb: "listener", args: args)
+    }
+}
+
+/// An angle that is not a number has no direction, and the protocol's JSON cannot carry it.
+private func finiteAngles(_ angles: [(name: String, degrees: Double?)]) throws {
+    for case let (name, degrees?) in angles where !degrees.isFinite {
+        throw ValidationError("\(name) \(degrees): expected a finite angle in degrees")
     }
 }
 

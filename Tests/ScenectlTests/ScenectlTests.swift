@@ -183,6 +183,21 @@ final class RenderFolder {
         let result = try Scenectl.run(["render", folder.scene, "--out", folder.path + "/out.mp3"])
         #expect(result.status == 2 && result.stderr.contains("--out must name a .wav or .flac file"))
     }
+
+    /// An angle that is not a finite number is a usage error naming it, before any daemon is asked.
+    @Test func aListenerTurnedByNoNumberIsAUsageError() throws {
+        let socket = ["--socket", NSTemporaryDirectory() + "no-roomd-" + UUID().uuidString + ".sock"]
+        let cases: [([String], String)] = [
+            (["turn"] + socket + ["nan"], "yaw nan: expected a finite angle in degrees"),
+            (["turn"] + socket + ["0", "inf"], "pitch inf: expected a finite angle in degrees"),
+            (["listener"] + socket + ["--yaw", "inf"], "--yaw inf: expected a finite angle in degrees"),
+            (["listener"] + socket + ["--roll", "nan"], "--roll nan: expected a finite angle in degrees"),
+        ]
+        for (arguments, message) in cases {
+            let result = try Scenectl.run(arguments)
+            #expect(result.status == 2 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
+        }
+    }
 }
 
 /// The rooms in Scenes/ render: Tools/make_assets.sh makes their audio first.
