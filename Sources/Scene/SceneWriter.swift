@@ -88,6 +88,7 @@ public enum SceneWriter {
             let turn = source.orientation
             fields += [("yaw", number(turn.yaw)), ("pitch", number(turn.pitch)), ("roll", number(turn.roll))]
             if let layout = source.bedLayout { fields.append(("layout", quoted(layout.rawValue))) }
+            fields.append(("rate", number(source.rate)))
         } else if !headLocked {
             switch source.placement {
             case .fixed(let position): fields.append(("position", vector(position)))

@@ -282,6 +282,15 @@ let invalidScenes: [Invalid] = [
         #expect(defaults.scene.voice?.mumble == MumbleSettings(host: "voice.example.org", channel: "T", user: "a"))
     }
 
+    /// A bed plays at its rate as a point source does; a saved room keeps it.
+    @Test func aBedSavesItsRate() throws {
+        let folder = try SceneFolder()
+        let room = try folder.load("sources:\n  - { id: b, file: foa.wav, mode: bed, rate: 1.5 }\n  - { id: p, file: mono.wav, position: [0, 0, -1], rate: 0.75 }\n")
+        let saved = SceneWriter.yaml(room.scene, savedAt: folder.path + "/saved.yaml")
+        let again = try folder.load(saved, name: "saved.yaml")
+        #expect(again.scene.sources.map(\.rate) == [1.5, 0.75], "\(saved)")
+    }
+
     @Test func jsonIsAcceptedBecauseItIsYAML() throws {
         let folder = try SceneFolder()
         let room = try folder.load(#"{"name": "J", "sources": [{"id": "v", "file": "mono.wav", "position": [0, 0, -1]}]}"#,
