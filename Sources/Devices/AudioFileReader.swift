@@ -93,7 +93,8 @@ public enum AudioFileReader {
         switch FileKind(path: path) {
         // A pipe or a device could keep the reader waiting, or reading, forever.
         case .pipe, .device: throw AudioFileProblem(path: path, reason: "is not a regular file")
-        case .missing, .regular, .directory: break
+        case .directory: throw AudioFileProblem(path: path, reason: "is a folder, not an audio file")
+        case .missing, .regular: break
         }
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {

@@ -122,6 +122,7 @@ final class VoiceFolder {
             (["--mic", folder.mic, "--out", folder.path + "/o.mp3"], "--out must name a .wav or .flac file"),
             (["--mic", folder.mic, "--out", folder.path + "/o.wav", "--aec", "maybe"], "maybe"),
             (["--out", folder.path + "/o.wav"], "--mic"),
+            (["--mic", folder.path, "--out", folder.path + "/o.wav"], "--mic \"\(folder.path)\": \(folder.path): is a folder, not an audio file"),
             (["--mic", folder.mic, "--out", folder.path + "/o.wav", "--vad-out", folder.path + "/./o.wav"],
              "--vad-out \"\(folder.path)/./o.wav\" is also the --out file"),
             (["--mic", folder.mic, "--out", folder.path + "/o.wav", "--vad-out", folder.path + "/d.txt", "--events", folder.path + "/d.txt"],
