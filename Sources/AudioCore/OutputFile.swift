@@ -48,8 +48,9 @@ public final class OutputFile {
     private static let pendingLock = NSLock()
 
     /// Opens `path` for writing as `policy` says; throws `OutputFileError` when it
-    /// may not be written, among other reasons because it is one of `inputs`.
-    public init(_ path: String, policy: Policy, inputs: [String] = []) throws {
+    /// may not be written, among other reasons because it is one of `inputs`, or
+    /// one of `outputs`, which the program writes already.
+    public init(_ path: String, policy: Policy, inputs: [String] = [], outputs: [String] = []) throws {
         self.path = path
         func refuse(_ reason: String) -> OutputFileError { OutputFileError(path: path, reason: reason) }
         if path == "-" || path == "/dev/stdout" {
@@ -65,7 +66,7 @@ public final class OutputFile {
         if exists && !resolves {
             throw refuse(link.st_mode & S_IFMT == S_IFLNK ? "it is a symlink to nothing" : String(cString: strerror(errno)))
         }
-        if let clash = Self.clash(path, inputs: inputs) { throw refuse(clash) }
+        if let clash = Self.clash(path, inputs: inputs) ?? Self.clash(path, outputs: outputs) { throw refuse(clash) }
         var streams = false
         switch policy {
         case .record(let force), .document(let force):
@@ -127,6 +128,35 @@ public final class OutputFile {
             if stat(input, &other) == 0 && other.st_dev == info.st_dev && other.st_ino == info.st_ino {
                 return input == path ? "it is one of the room's own inputs; choose another output"
                                      : "it is \(input), one of the room's own inputs; choose another output"
+            }
+        }
+        return nil
+    }
+
+    /// Why `path` may not be written: it is one of `outputs`, which the
+    /// program writes already, by name or by device and inode. Nil when it is none.
+    public static func clash(_ path: String, outputs: [String]) -> String? {
+        outputs.first { sameFile(path, $0) }.map {
+            $0 == path ? "the room writes it already; choose another output" : "it is \($0), which the room writes already; choose another output"
+        }
+    }
+
+    /// Whether two paths name one file: the same path, or, where both exist, the same device and inode.
+    public static func sameFile(_ first: String, _ second: String) -> Bool {
+        URL(fileURLWithPath: first).standardizedFileURL == URL(fileURLWithPath: second).standardizedFileURL
+            || clash(first, inputs: [second]) != nil
+    }
+
+    /// The first of `outputs` that names the file one before it names, with
+    /// that one's option; nil when none does. A character device such as
+    /// /dev/null takes any number of outputs and keeps none: it may repeat.
+    public static func repeated(in outputs: [(option: String, path: String?)]) -> (option: String, path: String, earlier: String)? {
+        let named = outputs.compactMap { output in output.path.map { (option: output.option, path: $0) } }
+        for (index, output) in named.enumerated() {
+            var info = stat()
+            if stat(output.path, &info) == 0 && info.st_mode & S_IFMT == S_IFCHR { continue }
+            if let earlier = named[..<index].first(where: { sameFile(output.path, $0.path) }) {
+                return (output.option, output.path, earlier.option)
             }
         }
         return nil

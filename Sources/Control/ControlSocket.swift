@@ -220,12 +220,18 @@ public enum ControlSocketPlace {
     /// Why roomd will not listen at a path.
     public struct Refusal: Error, CustomStringConvertible {
         public let description: String
+        /// No socket can be made at the path at all: the caller named a wrong one.
+        public var isUsage = false
     }
 
     /// Makes the fallback folder if it is missing, checks the socket's
     /// folder, and clears a stale socket; throws when another daemon
     /// answers there or the place is not safe.
     static func prepare(_ path: String) throws {
+        let longest = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+        guard path.utf8.count <= longest else {
+            throw Refusal(description: "the socket path \(path) is \(path.utf8.count) bytes; a socket's path holds at most \(longest)", isUsage: true)
+        }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         if folder == fallbackControlSocketFolder {
             if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw Refusal(description: "cannot make \(folder): \(String(cString: strerror(errno)))") }
@@ -244,8 +250,15 @@ public enum ControlSocketPlace {
         }
         var info = stat()
         guard lstat(path, &info) == 0 else {
-            if errno == ENOENT { return }
-            throw Refusal(description: "cannot use \(path): \(String(cString: strerror(errno)))")
+            guard errno == ENOENT || errno == ENOTDIR else { throw Refusal(description: "cannot use \(path): \(String(cString: strerror(errno)))") }
+            var place = stat()
+            guard stat(folder, &place) == 0 else {
+                throw Refusal(description: "cannot make the socket \(path): \(folder): \(String(cString: strerror(errno)))", isUsage: true)
+            }
+            guard place.st_mode & S_IFMT == S_IFDIR else {
+                throw Refusal(description: "cannot make the socket \(path): \(folder) is not a folder", isUsage: true)
+            }
+            return
         }
         guard info.st_mode & S_IFMT == S_IFSOCK else { throw Refusal(description: "\(path) is there and is not a socket; not replacing it") }
         switch probe(path) {

@@ -57,6 +57,9 @@ public final class RoomSession: @unchecked Sendable {
     /// How much decoded audio the room may hold; what joins or loads over it is refused.
     public let budget: MemoryBudget
     private var recordingFile: String?
+    /// The files the program writes beside the session (its recordings, its
+    /// log): no `sink record` or `save` may name one.
+    private let programOutputs: [String]
     private var promptStyle = PromptStyle.normal
     private var speaking: Set<String> = []
     private let hub = EventLog()
@@ -121,9 +124,12 @@ public final class RoomSession: @unchecked Sendable {
     ///   - uplink: where the uplink goes; the daemon records it to a file when asked.
     ///   - budget: the decoded audio `add`, `load` and `setMicrophone` may bring the room to.
     ///   - voiceUplink: the voice network the uplink is sent to, if the room joins one.
+    ///   - programOutputs: the files the program writes beside the session, which no `sink record` or `save` may name.
     public init(room: Room, devices: (microphoneIsCapture: Bool, outputIsPlayback: Bool), deviceRoute: OutputRoute?,
-                uplink: AudioSink? = nil, budget: MemoryBudget = .standard, voiceUplink: VoiceUplink? = nil) throws {
+                uplink: AudioSink? = nil, budget: MemoryBudget = .standard, voiceUplink: VoiceUplink? = nil,
+                programOutputs: [String] = []) throws {
         self.room = room
+        self.programOutputs = programOutputs
         self.budget = budget
         uplinkSink = uplink
         self.voiceUplink = voiceUplink
@@ -581,6 +587,15 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
+    /// The files the room reads now: the scene's, those of the sources that
+    /// joined since, and the microphone's recording. Under the lock.
+    private var filesRead: [String] {
+        room.inputFiles + joinedSources.map(\.description.audioPath).filter { !$0.isEmpty } + [microphoneFile].compactMap { $0 }
+    }
+
+    /// The files written while the room plays: the program's and the recording `sink record` makes. Under the lock.
+    private var filesWritten: [String] { programOutputs + [recordingFile].compactMap { $0 } }
+
     /// Bytes of decoded audio the room holds, each buffer once however
     /// many sources play it. Under the lock.
     private var heldBytes: Int {
@@ -613,13 +628,14 @@ public final class RoomSession: @unchecked Sendable {
     /// Plays the room into a WAV file instead of the device, or with nil on the device again.
     ///
     /// A new file, or an existing one with `force`; never a symlink, a
-    /// device or one of the room's own inputs.
+    /// device, a file the room reads (its scene, its sources' audio, the
+    /// microphone's recording) or one it writes.
     public func setSink(recordTo path: String?, force: Bool = false) throws {
         try lock.withLock {
             let sink = try path.map {
                 let file: OutputFile
                 do {
-                    file = try OutputFile($0, policy: .record(force: force), inputs: room.inputFiles)
+                    file = try OutputFile($0, policy: .record(force: force), inputs: filesRead, outputs: filesWritten)
                 } catch let error as OutputFileError {
                     throw SessionError.refused("cannot record to \(error)")
                 }
@@ -1008,12 +1024,13 @@ public final class RoomSession: @unchecked Sendable {
     /// Writes the room as it is now as a scene file.
     ///
     /// An existing file is replaced only with `force`; a symlink, a device,
-    /// a folder or one of the room's own inputs never is. The file is
+    /// a folder, a file the room reads or one it writes never is. The file is
     /// written whole under a temporary name and renamed into place.
     public func save(to path: String, force: Bool = false) throws {
         let text = SceneWriter.yaml(scene(), savedAt: path)
         do {
-            let file = try OutputFile(path, policy: .document(force: force), inputs: lock.withLock { room.inputFiles })
+            let (read, written) = lock.withLock { (filesRead, filesWritten) }
+            let file = try OutputFile(path, policy: .document(force: force), inputs: read, outputs: written)
             try file.write(text)
             try file.commit()
         } catch let error as OutputFileError {
@@ -1123,6 +1140,15 @@ public final class RoomSession: @unchecked Sendable {
             referenceDelay.reset()
             onLayoutChange(next.layout)
             hub.publish(EngineEvent(frame: frame, kind: .routeChanged(from: previous, to: next, algorithm: next.automaticAlgorithm), epoch: epoch))
+            // A WAV keeps the channels it began with: the recording ends here, its file whole, and the room plays on the device.
+            if let sink = recordingSink {
+                sink.close()
+                let reason = "the route changed to \(next.layout.channelCount) channels from the recording's \(previous.layout.channelCount)"
+                hub.publish(EngineEvent(frame: frame, kind: .recordingStopped(path: sink.path, reason: reason), epoch: epoch))
+                recordingFile = nil
+                recordingSink = nil
+                recordingStopped = reason
+            }
         }
     }
 

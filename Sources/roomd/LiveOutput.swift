@@ -270,14 +270,20 @@ final class RoomClock: @unchecked Sendable {
         }
         let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: RoomEngine.blockFrames * ChannelLayout.surround71.channelCount)
         defer { block.deallocate() }
+        let silence = [Float](repeating: 0, count: RoomEngine.blockFrames * channels)
         let period = Duration.milliseconds(10)
         var next = ContinuousClock.now
         while running.load(ordering: .acquiring) {
             let now = live.channelCount
             let slice = UnsafeMutableBufferPointer(rebasing: block[0..<(RoomEngine.blockFrames * now)])
             live.render(into: slice, channels: now)
-            // A file keeps the channels it was opened with.
-            if now == channels { try? recorder?.play(UnsafeBufferPointer(slice), channels: channels) }
+            // A file keeps the channels it was opened with: while the route has others, it keeps time in silence.
+            if now == channels {
+                try? recorder?.play(UnsafeBufferPointer(slice), channels: channels)
+            } else {
+                try? silence.withUnsafeBufferPointer { try recorder?.play($0, channels: channels) }
+            }
+
             next += period
             // Behind by more than a block: catch up on the clock, not in a burst.
             if ContinuousClock.now - next > period { next = .now }

@@ -30,7 +30,7 @@ struct Roomd: AsyncParsableCommand {
     @Option(name: .customLong("latency-ms"), help: "Target output latency in milliseconds.")
     var latencyMilliseconds = 30
 
-    @Option(help: "Where the room plays when there is no sound server: a WAV file (default: roomd-NAME.wav here).")
+    @Option(help: "Where the room plays when there is no sound server: a WAV file (default: roomd-NAME.wav here), in the route's channels as it starts; while the route has others, it records silence.")
     var output: String?
 
     @Option(help: "Records the uplink, what the other talkers would hear, to a WAV file.")
@@ -55,6 +55,14 @@ struct Roomd: AsyncParsableCommand {
             default: break
             }
         }
+        if let repeated = OutputFile.repeated(in: [("--output", outputFile), ("--uplink", uplink), ("--protocol-log", protocolLog)]) {
+            throw ValidationError("\(repeated.option) \(repeated.path) is also the \(repeated.earlier) file; it would be overwritten")
+        }
+    }
+
+    /// Where the room plays when there is no sound server.
+    private var outputFile: String {
+        output ?? "roomd-\(URL(fileURLWithPath: scene).deletingPathExtension().lastPathComponent).wav"
     }
 
     /// Runs the daemon; usage errors exit with 2, as a scene that fails validation does.
@@ -79,7 +87,7 @@ struct Roomd: AsyncParsableCommand {
             try ControlServer.prepare(socket: path)
         } catch let refusal as ControlSocketPlace.Refusal {
             Console.error("roomd: \(refusal)")
-            throw ExitCode.failure
+            throw refusal.isUsage ? ExitCode(2) : ExitCode.failure
         }
         let room: Room
         do {
@@ -119,13 +127,14 @@ struct Roomd: AsyncParsableCommand {
         // A room that joins a Mumble server sends its uplink there too.
         let mumble = room.scene.voice?.mumble
         let networkUplink = mumble.map { MumbleUplink(settings: $0) }
+        let fallback = outputFile
         let session = try RoomSession(room: room, devices: (connection != nil, connection != nil), deviceRoute: nil,
-                                         uplink: uplinkRecorder, budget: memoryBudget, voiceUplink: networkUplink)
+                                         uplink: uplinkRecorder, budget: memoryBudget, voiceUplink: networkUplink,
+                                         programOutputs: [fallback, uplink, protocolLog].compactMap { $0 })
         sessionForEvents.withLock { $0 = session }
         session.startPumping()
         let network = mumble.flatMap { settings in networkUplink.map { MumbleRoom(settings: settings, session: session, uplink: $0) } }
         network?.start()
-        let fallback = output ?? "roomd-\(URL(fileURLWithPath: scene).deletingPathExtension().lastPathComponent).wav"
         if connection == nil {
             Console.out("roomd: no PulseAudio server; the room plays on its own clock into \(fallback)")
         }

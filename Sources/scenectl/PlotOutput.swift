@@ -28,7 +28,7 @@ struct PlotOutput {
             guard let format = format(of: path) else {
                 throw ValidationError("--plot must name a .svg or .png file, got \"\(path)\"")
             }
-            for case let (option, other?) in others + paths[..<index].map({ ("--plot", $0) }) where OutputOptions.sameFile(path, other) {
+            for case let (option, other?) in others + paths[..<index].map({ ("--plot", $0) }) where OutputFile.sameFile(path, other) {
                 throw ValidationError("--plot \"\(path)\" is also the \(option) file; it would be overwritten")
             }
             if format == .png && converterPath() == nil {

@@ -260,6 +260,29 @@ struct HardeningTests {
         #expect(piped.wait() == 2)
         let pipedSaid = try String(contentsOfFile: folder.path + "/piped.err", encoding: .utf8)
         #expect(pipedSaid.contains("--uplink \(fifo): a named pipe or a socket; a recording needs a file or a device"), "\(pipedSaid)")
+
+        // Two recordings into one file would write over each other.
+        let twice = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", folder.path + "/r.sock", "--output", folder.path + "/same.wav",
+                                                                      "--uplink", folder.path + "/./same.wav"],
+                                           environment: folder.environment, errors: folder.path + "/twice.err")
+        #expect(twice.wait() == 2)
+        let twiceSaid = try String(contentsOfFile: folder.path + "/twice.err", encoding: .utf8)
+        #expect(twiceSaid.contains("--uplink \(folder.path)/./same.wav is also the --output file"), "\(twiceSaid)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/same.wav"))
+
+        // A socket that cannot be made stops roomd before any recording replaces a file.
+        let kept = folder.path + "/kept.wav"
+        try "old".write(toFile: kept, atomically: false, encoding: .utf8)
+        let long = folder.path + "/" + String(repeating: "s", count: 120) + ".sock"
+        for (socket, said) in [(folder.path + "/no-folder/r.sock", "no-folder: No such file or directory"),
+                               (long, "a socket's path holds at most 107")] {
+            let refused = try ChildProcess.spawn(LiveRoom.product("roomd"), [scene, "--socket", socket, "--output", kept],
+                                                 environment: folder.environment, errors: folder.path + "/socket.err")
+            #expect(refused.wait() == 2)
+            let refusedSaid = try String(contentsOfFile: folder.path + "/socket.err", encoding: .utf8)
+            #expect(refusedSaid.contains(said) && refusedSaid.contains(socket), "\(refusedSaid)")
+            #expect(try String(contentsOfFile: kept, encoding: .utf8) == "old")
+        }
     }
 
     /// An interrupted render leaves nothing under the asked name, and no temporary file.
@@ -311,6 +334,25 @@ struct HardeningTests {
         var info = stat()
         #expect(lstat(device, &info) == 0 && info.st_mode & S_IFMT == S_IFCHR)
         #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+
+        // What the room took in while it plays is its input too: a source's audio, the microphone's recording.
+        let bell = daemon.folder + "/bell.wav", mic = daemon.folder + "/mic.wav"
+        try FileManager.default.copyItem(atPath: daemon.folder + "/tone.wav", toPath: bell)
+        try FileManager.default.copyItem(atPath: daemon.folder + "/tone.wav", toPath: mic)
+        let before = try Data(contentsOf: URL(fileURLWithPath: bell))
+        #expect(try error("add", #""cwd":"/","source":"{id: bell, file: \"\#(bell)\", position: [1, 0, -1]}""#) == nil)
+        #expect(try error("mic", #""file":"\#(mic)""#) == nil)
+        #expect(try error("sink", #""record":"\#(bell)","force":true"#)?.contains("one of the room's own inputs") == true)
+        #expect(try error("save", #""path":"\#(mic)","force":true"#)?.contains("one of the room's own inputs") == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: bell)) == before && Data(contentsOf: URL(fileURLWithPath: mic)) == before)
+        // And what it writes: roomd's own recording and log, and the recording under way.
+        #expect(try error("sink", #""record":"\#(daemon.folder)/room.wav","force":true"#)?.contains("the room writes it already") == true)
+        #expect(try error("save", #""path":"\#(daemon.folder)/protocol.log","force":true"#)?.contains("the room writes it already") == true)
+        let take = daemon.folder + "/take.wav"
+        #expect(try error("sink", #""record":"\#(take)""#) == nil)
+        #expect(try error("save", #""path":"\#(take)","force":true"#)?.contains("the room writes it already") == true)
+        #expect(try error("sink", #""record":"default""#) == nil)
+        #expect(try String(contentsOfFile: daemon.folder + "/protocol.log", encoding: .utf8).contains("status"))
     }
 
     /// A recording on a disk that fills stops, says why in an event and in
@@ -349,6 +391,40 @@ struct HardeningTests {
         let wav = WAVFile(recording)
         #expect(wav.map { $0.headerSeconds > 0 && $0.headerSeconds <= $0.bytesSeconds } == true,
                 "the header reads: \(wav.map { "\($0.headerSeconds) s of \($0.bytesSeconds) s" } ?? "no WAV")")
+    }
+
+    /// A route with other channels than a recording's ends it: the event and
+    /// `status` say why, the file is closed whole, and `--output` keeps time
+    /// in silence until the route has its channels again.
+    @Test func aRouteWithOtherChannelsEndsTheRecording() throws {
+        let daemon = try RoomDaemon()
+        let events = try RawClient(path: daemon.socket)
+        try events.send(Array(#"{"v":1,"verb":"events"}"#.utf8) + [0x0a])
+        _ = events.readLine()
+        let client = try RawClient(path: daemon.socket)
+        let take = daemon.folder + "/take.wav", output = daemon.folder + "/room.wav"
+        #expect(try client.request(#"{"v":1,"verb":"route","args":{"route":"headphones"}}"#)["ok"] as? Bool == true)
+        #expect(try client.request(#"{"v":1,"verb":"sink","args":{"record":"\#(take)"}}"#)["ok"] as? Bool == true)
+        let before = try #require(WAVFile(output)).bytesSeconds
+        #expect(try client.request(#"{"v":1,"verb":"route","args":{"route":"mono"}}"#)["ok"] as? Bool == true)
+        var stoppedEvent: String?
+        while stoppedEvent == nil, let line = events.readLine() {
+            if line.contains("recordingStopped") { stoppedEvent = line }
+        }
+        let event = stoppedEvent.flatMap { RawClient.object($0)?["event"] as? [String: Any] }
+        #expect(event?["path"] as? String == take && (event?["reason"] as? String)?.contains("the route changed to 1 channels from the recording's 2") == true,
+                "\(stoppedEvent ?? "no event")")
+        let status = try client.request(#"{"v":1,"verb":"status"}"#)["result"] as? [String: Any]
+        #expect(status?["sink"] as? String == "default" && (status?["recordingStopped"] as? String)?.contains("route changed") == true,
+                "\(status ?? [:])")
+        #expect(!Self.openFiles(of: daemon.child.pid).contains(take), "the recording is closed")
+        let wav = try #require(WAVFile(take))
+        #expect(wav.headerSeconds > 0 && wav.headerSeconds == wav.bytesSeconds, "\(wav.headerSeconds) s of \(wav.bytesSeconds) s")
+        // The room's own file goes on growing in time while the route is mono.
+        let later = Date().addingTimeInterval(0.5)
+        while Date() < later { Thread.sleep(forTimeInterval: 0.05) }
+        let after = try #require(WAVFile(output)).bytesSeconds
+        #expect(after > before + 0.4, "--output grew from \(before) s to \(after) s")
     }
 
     /// The paths of the files process `pid` holds open.
