@@ -18,8 +18,9 @@ import Glibc
 /// - A `record` output (a recording, `save`) is a new regular file written
 ///   under its own name as it grows; an existing one is replaced only when
 ///   forced, and a symlink, a device or a FIFO is refused.
-/// - No output may be one of the `inputs` (the scene, the audio it reads):
-///   the same file, by device and inode, whatever path names it.
+/// - No output may be one of the `inputs` (the scene, the audio it reads),
+///   nor one of the `outputs` the program writes already: the same file,
+///   by device and inode, whatever path names it.
 public final class OutputFile {
     /// How an output is opened: what it may be, and whether it replaces what is there.
     public enum Policy: Sendable {
@@ -66,7 +67,7 @@ public final class OutputFile {
         if exists && !resolves {
             throw refuse(link.st_mode & S_IFMT == S_IFLNK ? "it is a symlink to nothing" : String(cString: strerror(errno)))
         }
-        if let clash = Self.clash(path, inputs: inputs) ?? Self.clash(path, outputs: outputs) { throw refuse(clash) }
+        if let clash = Self.clash(path, inputs: inputs) { throw refuse(clash) }
         var streams = false
         switch policy {
         case .record(let force), .document(let force):
@@ -81,6 +82,7 @@ public final class OutputFile {
         case .replace(let allowed):
             streams = allowed
         }
+        if let clash = Self.clash(path, outputs: outputs) { throw refuse(clash) }
         if case .record = policy {
             let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
             guard descriptor >= 0 else { throw refuse(String(cString: strerror(errno))) }
@@ -148,13 +150,15 @@ public final class OutputFile {
     }
 
     /// The first of `outputs` that names the file one before it names, with
-    /// that one's option; nil when none does. A character device such as
-    /// /dev/null takes any number of outputs and keeps none: it may repeat.
+    /// that one's option; nil when none does. A stream (a character device
+    /// such as /dev/null, a FIFO, the standard output) takes each output
+    /// after the other and replaces none: it may repeat.
     public static func repeated(in outputs: [(option: String, path: String?)]) -> (option: String, path: String, earlier: String)? {
         let named = outputs.compactMap { output in output.path.map { (option: output.option, path: $0) } }
         for (index, output) in named.enumerated() {
             var info = stat()
-            if stat(output.path, &info) == 0 && info.st_mode & S_IFMT == S_IFCHR { continue }
+            if output.path == "-" || output.path == "/dev/stdout" { continue }
+            if stat(output.path, &info) == 0 && (info.st_mode & S_IFMT == S_IFCHR || info.st_mode & S_IFMT == S_IFIFO) { continue }
             if let earlier = named[..<index].first(where: { sameFile(output.path, $0.path) }) {
                 return (output.option, output.path, earlier.option)
             }

@@ -258,6 +258,9 @@ public enum ControlSocketPlace {
             guard place.st_mode & S_IFMT == S_IFDIR else {
                 throw Refusal(description: "cannot make the socket \(path): \(folder) is not a folder", isUsage: true)
             }
+            guard access(folder, W_OK | X_OK) == 0 else {
+                throw Refusal(description: "cannot make the socket \(path): \(folder): \(String(cString: strerror(errno)))", isUsage: true)
+            }
             return
         }
         guard info.st_mode & S_IFMT == S_IFSOCK else { throw Refusal(description: "\(path) is there and is not a socket; not replacing it") }

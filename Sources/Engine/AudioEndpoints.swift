@@ -94,6 +94,7 @@ public final class RecordingSink: AudioSink, @unchecked Sendable {
     private let ring: SampleRing
     private let running = Atomic<Bool>(true)
     private let failed = Atomic<Bool>(false)
+    private let overflowed = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let stopped: @Sendable (String) -> Void
 
@@ -112,10 +113,11 @@ public final class RecordingSink: AudioSink, @unchecked Sendable {
         thread.start()
     }
 
-    /// Copies the block into the ring; the render thread never waits on the disk.
+    /// Copies the block into the ring; the render thread never waits on the disk. A ring that
+    /// overflows is reported by the recorder's thread: whoever hears it may lock or allocate.
     public func play(_ block: UnsafeBufferPointer<Float>, channels: Int) throws {
         guard running.load(ordering: .relaxed), !failed.load(ordering: .relaxed) else { return }
-        if ring.write(block) < block.count { stop("the disk fell behind by more than two seconds") }
+        if ring.write(block) < block.count { overflowed.store(true, ordering: .releasing) }
     }
 
     /// Writes what the ring still holds and closes the file, its header
@@ -146,6 +148,7 @@ public final class RecordingSink: AudioSink, @unchecked Sendable {
                     writer.updateHeaderNow()
                 }
             }
+            if overflowed.load(ordering: .acquiring) { stop("the disk fell behind by more than two seconds") }
             // A recording that stopped early lets its file (and its disk) go now, not when the room ends.
             if failed.load(ordering: .acquiring) || (stopping && got == 0) { break }
             if got == 0 { Thread.sleep(forTimeInterval: 0.02) }

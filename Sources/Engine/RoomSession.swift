@@ -57,6 +57,9 @@ public final class RoomSession: @unchecked Sendable {
     /// How much decoded audio the room may hold; what joins or loads over it is refused.
     public let budget: MemoryBudget
     private var recordingFile: String?
+    /// Recordings the room no longer plays into, for `pump` to close off the lock: closing waits
+    /// for the recorder's last write, whose failure it reports under the lock.
+    private var endedRecordings: [RecordingSink] = []
     /// The files the program writes beside the session (its recordings, its
     /// log): no `sink record` or `save` may name one.
     private let programOutputs: [String]
@@ -345,7 +348,7 @@ public final class RoomSession: @unchecked Sendable {
             microphoneFile = nil
             // The new room plays into the device: a recording of the old one ends here, its file whole.
             if let sink = recordingSink {
-                sink.close()
+                endedRecordings.append(sink)
                 hub.publish(EngineEvent(frame: ended.frame, kind: .recordingStopped(path: sink.path, reason: "another scene was loaded"),
                                         epoch: ended.epoch))
             }
@@ -593,8 +596,9 @@ public final class RoomSession: @unchecked Sendable {
         room.inputFiles + joinedSources.map(\.description.audioPath).filter { !$0.isEmpty } + [microphoneFile].compactMap { $0 }
     }
 
-    /// The files written while the room plays: the program's and the recording `sink record` makes. Under the lock.
-    private var filesWritten: [String] { programOutputs + [recordingFile].compactMap { $0 } }
+    /// The files written while the room plays: the program's and the recording `sink record` makes, unless it
+    /// stopped. Under the lock.
+    private var filesWritten: [String] { programOutputs + [recordingStopped == nil ? recordingFile : nil].compactMap { $0 } }
 
     /// Bytes of decoded audio the room holds, each buffer once however
     /// many sources play it. Under the lock.
@@ -654,12 +658,15 @@ public final class RoomSession: @unchecked Sendable {
     /// Closes the file `sink record` writes, its header final. Call only
     /// once the room no longer renders: when the program stops.
     public func finishRecording() {
-        let sink = lock.withLock {
-            defer { recordingSink = nil }
-            return recordingSink
+        let sinks = lock.withLock {
+            defer { recordingSink = nil; endedRecordings = [] }
+            return endedRecordings + [recordingSink].compactMap { $0 }
         }
-        sink?.close()
+        for sink in sinks { sink.close() }
     }
+
+    /// "1 channel", "6 channels".
+    private static func channels(_ count: Int) -> String { count == 1 ? "1 channel" : "\(count) channels" }
 
     /// The recording at `path` stopped early: the room says so, and plays on.
     private func recordingFailed(_ path: String, _ reason: String) {
@@ -1046,6 +1053,7 @@ public final class RoomSession: @unchecked Sendable {
             lock.withLock { if event.epoch == epoch { track(event) } }
             hub.publish(event)
         }
+        for sink in lock.withLock({ () -> [RecordingSink] in defer { endedRecordings = [] }; return endedRecordings }) { sink.close() }
         while let item = live.returned.receive() {
             // A recording the room no longer plays into finishes its file.
             if case .sink(let old as RecordingSink) = item { old.close() }
@@ -1142,8 +1150,8 @@ public final class RoomSession: @unchecked Sendable {
             hub.publish(EngineEvent(frame: frame, kind: .routeChanged(from: previous, to: next, algorithm: next.automaticAlgorithm), epoch: epoch))
             // A WAV keeps the channels it began with: the recording ends here, its file whole, and the room plays on the device.
             if let sink = recordingSink {
-                sink.close()
-                let reason = "the route changed to \(next.layout.channelCount) channels from the recording's \(previous.layout.channelCount)"
+                endedRecordings.append(sink)
+                let reason = "the route now has \(Self.channels(next.layout.channelCount)) and the recording \(Self.channels(previous.layout.channelCount))"
                 hub.publish(EngineEvent(frame: frame, kind: .recordingStopped(path: sink.path, reason: reason), epoch: epoch))
                 recordingFile = nil
                 recordingSink = nil

@@ -55,7 +55,7 @@ struct Roomd: AsyncParsableCommand {
             default: break
             }
         }
-        if let repeated = OutputFile.repeated(in: [("--output", outputFile), ("--uplink", uplink), ("--protocol-log", protocolLog)]) {
+        if let repeated = OutputFile.repeated(in: [("--output", output), ("--uplink", uplink), ("--protocol-log", protocolLog)]) {
             throw ValidationError("\(repeated.option) \(repeated.path) is also the \(repeated.earlier) file; it would be overwritten")
         }
     }
@@ -116,6 +116,11 @@ struct Roomd: AsyncParsableCommand {
         } catch {
             connection = nil
         }
+        if connection == nil, output == nil,
+           let repeated = OutputFile.repeated(in: [("--output", outputFile), ("--uplink", uplink), ("--protocol-log", protocolLog)]) {
+            Console.error("roomd: \(repeated.option) \(repeated.path) is also the file the room plays into without a sound server; pass --output")
+            throw ExitCode(2)
+        }
         // The session that hears why the uplink's file stopped, if it does, is made with the recording.
         let sessionForEvents = Mutex<RoomSession?>(nil)
         let uplinkRecorder = try uplink.map { path in
@@ -127,10 +132,12 @@ struct Roomd: AsyncParsableCommand {
         // A room that joins a Mumble server sends its uplink there too.
         let mumble = room.scene.voice?.mumble
         let networkUplink = mumble.map { MumbleUplink(settings: $0) }
+        // The room plays into a file only when there is no server as it starts.
         let fallback = outputFile
+        let played = connection == nil ? fallback : nil
         let session = try RoomSession(room: room, devices: (connection != nil, connection != nil), deviceRoute: nil,
                                          uplink: uplinkRecorder, budget: memoryBudget, voiceUplink: networkUplink,
-                                         programOutputs: [fallback, uplink, protocolLog].compactMap { $0 })
+                                         programOutputs: [played, uplink, protocolLog].compactMap { $0 })
         sessionForEvents.withLock { $0 = session }
         session.startPumping()
         let network = mumble.flatMap { settings in networkUplink.map { MumbleRoom(settings: settings, session: session, uplink: $0) } }

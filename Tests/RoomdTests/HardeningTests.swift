@@ -389,6 +389,8 @@ struct HardeningTests {
         let stillOpen = Self.openFiles(of: daemon.child.pid).filter { $0.hasPrefix(disk) }
         #expect(stillOpen.isEmpty, "a stopped recording is closed, not held: \(stillOpen)")
         let wav = WAVFile(recording)
+        // Stopped, it is no longer the room's to keep: it may be recorded again.
+        #expect(try client.request(#"{"v":1,"verb":"sink","args":{"record":"\#(recording)","force":true}}"#)["ok"] as? Bool == true)
         #expect(wav.map { $0.headerSeconds > 0 && $0.headerSeconds <= $0.bytesSeconds } == true,
                 "the header reads: \(wav.map { "\($0.headerSeconds) s of \($0.bytesSeconds) s" } ?? "no WAV")")
     }
@@ -405,6 +407,13 @@ struct HardeningTests {
         let take = daemon.folder + "/take.wav", output = daemon.folder + "/room.wav"
         #expect(try client.request(#"{"v":1,"verb":"route","args":{"route":"headphones"}}"#)["ok"] as? Bool == true)
         #expect(try client.request(#"{"v":1,"verb":"sink","args":{"record":"\#(take)"}}"#)["ok"] as? Bool == true)
+        /// Waits up to 10 s for `condition`.
+        func eventually(_ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(10)
+            while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            return condition()
+        }
+        #expect(eventually { (WAVFile(take)?.bytesSeconds ?? 0) > 0.1 }, "the recording records")
         let before = try #require(WAVFile(output)).bytesSeconds
         #expect(try client.request(#"{"v":1,"verb":"route","args":{"route":"mono"}}"#)["ok"] as? Bool == true)
         var stoppedEvent: String?
@@ -412,19 +421,18 @@ struct HardeningTests {
             if line.contains("recordingStopped") { stoppedEvent = line }
         }
         let event = stoppedEvent.flatMap { RawClient.object($0)?["event"] as? [String: Any] }
-        #expect(event?["path"] as? String == take && (event?["reason"] as? String)?.contains("the route changed to 1 channels from the recording's 2") == true,
+        #expect(event?["path"] as? String == take && (event?["reason"] as? String) == "the route now has 1 channel and the recording 2 channels",
                 "\(stoppedEvent ?? "no event")")
         let status = try client.request(#"{"v":1,"verb":"status"}"#)["result"] as? [String: Any]
-        #expect(status?["sink"] as? String == "default" && (status?["recordingStopped"] as? String)?.contains("route changed") == true,
+        #expect(status?["sink"] as? String == "default" && (status?["recordingStopped"] as? String)?.contains("the route now has 1 channel") == true,
                 "\(status ?? [:])")
-        #expect(!Self.openFiles(of: daemon.child.pid).contains(take), "the recording is closed")
+        #expect(eventually { !Self.openFiles(of: daemon.child.pid).contains(take) }, "the recording is closed")
         let wav = try #require(WAVFile(take))
         #expect(wav.headerSeconds > 0 && wav.headerSeconds == wav.bytesSeconds, "\(wav.headerSeconds) s of \(wav.bytesSeconds) s")
         // The room's own file goes on growing in time while the route is mono.
-        let later = Date().addingTimeInterval(0.5)
-        while Date() < later { Thread.sleep(forTimeInterval: 0.05) }
-        let after = try #require(WAVFile(output)).bytesSeconds
-        #expect(after > before + 0.4, "--output grew from \(before) s to \(after) s")
+        #expect(eventually { (WAVFile(output)?.bytesSeconds ?? 0) > before + 0.4 }, "--output grew from \(before) s")
+        // A stopped recording no longer holds its name: it may be recorded again.
+        #expect(try client.request(#"{"v":1,"verb":"sink","args":{"record":"\#(take)","force":true}}"#)["ok"] as? Bool == true)
     }
 
     /// The paths of the files process `pid` holds open.
