@@ -146,11 +146,11 @@ public struct ControlService: Sendable {
             }
             return [:]
         case "mic":
-            let file = try args.string("file")
+            let file = try args.absolutePath("file", or: "default")
             try session.setMicrophone(file: file == "default" ? nil : file)
             return [:]
         case "sink":
-            let record = try args.string("record")
+            let record = try args.absolutePath("record", or: "default")
             try session.setSink(recordTo: record == "default" ? nil : record, force: try args.bool("force") ?? false)
             return [:]
         case "prompt": try session.triggerPrompt(try args.string("id")); return [:]
@@ -164,7 +164,7 @@ public struct ControlService: Sendable {
             return [:]
         case "ptt": try network(args).setPushToTalk(try args.required(args.bool("on"), "on")); return [:]
         case "save":
-            let path = try args.string("path")
+            let path = try args.absolutePath("path")
             try session.save(to: path, force: try args.bool("force") ?? false)
             return ["path": path]
         default:
@@ -199,6 +199,18 @@ struct Arguments {
 
     func string(_ field: String) throws -> String {
         guard let value = values[field] as? String, !value.isEmpty else { throw refuse(field, values[field], "expected text") }
+        // C would end the text there: a path would name another file than the one asked for.
+        guard !value.contains("\u{0}") else { throw refuse(field, value, "holds a NUL character") }
+        return value
+    }
+
+    /// An absolute path, or `word` (such as `default`) where the verb takes one: the daemon's
+    /// working folder is not the client's.
+    func absolutePath(_ field: String, or word: String? = nil) throws -> String {
+        let value = try string(field)
+        guard value == word || value.hasPrefix("/") else {
+            throw refuse(field, value, "expected an absolute path" + (word.map { " or \($0)" } ?? ""))
+        }
         return value
     }
 

@@ -57,6 +57,8 @@ public final class RoomSession: @unchecked Sendable {
     /// How much decoded audio the room may hold; what joins or loads over it is refused.
     public let budget: MemoryBudget
     private var recordingFile: String?
+    /// Where each source stood before a `set` made it a bed or played it as it is, which have no position.
+    private var positionsWhileUnplaced: [String: Position] = [:]
     /// Recordings the room no longer plays into, for `pump` to close off the lock: closing waits
     /// for the recorder's last write, whose failure it reports under the lock.
     private var endedRecordings: [RecordingSink] = []
@@ -319,6 +321,7 @@ public final class RoomSession: @unchecked Sendable {
     public func load(path: String) throws -> String {
         let next = try Room.load(path: path, budget: budget)
         return try lock.withLock {
+            try refuseReading(next.inputFiles)
             let nextRoute = Self.route(scene: next.requestedRoute, device: deviceRoute, forced: forcedRoute)
             let nextControls = SessionControls(room: next)
             let engine = try Self.makeEngine(room: next, route: nextRoute, controls: nextControls, devices: currentDevices,
@@ -337,6 +340,7 @@ public final class RoomSession: @unchecked Sendable {
             room = next
             controls = nextControls
             joinedSources = []
+            positionsWhileUnplaced = [:]
             removals = []
             roomChanged = false
             route = nextRoute
@@ -578,7 +582,8 @@ public final class RoomSession: @unchecked Sendable {
         let samples = try path.map { path in
             // The recording it replaces goes once this one plays.
             let byteLimit = try lock.withLock {
-                try allowance(path: path, at: FieldLocation(file: "mic", line: nil, field: "file"),
+                try refuseReading([path])
+                return try allowance(path: path, at: FieldLocation(file: "mic", line: nil, field: "file"),
                               replacing: microphoneSamples.map(MemoryBudget.bytes) ?? 0)
             }
             return try AudioFileReader.read(path: path, byteLimit: byteLimit, engineRate: Room.sampleRate).monoSamples(at: Room.sampleRate)
@@ -594,6 +599,17 @@ public final class RoomSession: @unchecked Sendable {
     /// joined since, and the microphone's recording. Under the lock.
     private var filesRead: [String] {
         room.inputFiles + joinedSources.map(\.description.audioPath).filter { !$0.isEmpty } + [microphoneFile].compactMap { $0 }
+    }
+
+    /// Refuses to read a file the room writes as it plays: it would play back its own recording,
+    /// half written. Under the lock.
+    private func refuseReading(_ paths: [String]) throws {
+        let written = filesWritten
+        for path in paths {
+            if let output = written.first(where: { OutputFile.sameFile(path, $0) }) {
+                throw SessionError.refused("cannot read \(path): the room writes \(output == path ? "it" : output) as it plays; choose another file")
+            }
+        }
     }
 
     /// The files written while the room plays: the program's and the recording `sink record` makes, unless it
@@ -704,7 +720,8 @@ public final class RoomSession: @unchecked Sendable {
         try Self.checkJoinable(description, channels: channels, origin: "add")
         // Decoded outside the lock, so the room's other requests and events go on meanwhile.
         let (shared, byteLimit) = try lock.withLock {
-            try held(description, fileChannels: channels).map { ($0, 0) } ?? (nil, allowance(for: description))
+            try refuseReading([description.audioPath])
+            return try held(description, fileChannels: channels).map { ($0, 0) } ?? (nil, allowance(for: description))
         }
         let audio = try shared ?? Self.decodeFeed(description, byteLimit: byteLimit)
         try lock.withLock {
@@ -727,6 +744,7 @@ public final class RoomSession: @unchecked Sendable {
     /// Takes a source out of the room: it fades out over a block and is gone.
     public func remove(_ id: String) throws {
         try lock.withLock {
+            positionsWhileUnplaced[id] = nil
             if let index = joinedSources.firstIndex(where: { $0.description.id == id }) {
                 controls.leave(id)
                 joinedSources.remove(at: index)
@@ -769,7 +787,14 @@ public final class RoomSession: @unchecked Sendable {
             let now = joinedSources.first { $0.description.id == id }.map { joined in
                 controls.state(of: id).map { joined.feed.position(at: frame, $0) } ?? .zero
             } ?? controls.state(of: id).map { Self.position(of: before, $0, at: frame) }
-            let edited = try SceneLoader.editSource(before, key: key, value: value, origin: "set", position: now)
+            // A source made a bed or played as it is has no position; placed again, it stands where it stood.
+            let edited = try SceneLoader.editSource(before, key: key, value: value, origin: "set",
+                                                    position: before.isPlaced ? now : positionsWhileUnplaced[id] ?? now)
+            if edited.isPlaced {
+                positionsWhileUnplaced[id] = nil
+            } else if before.isPlaced, let now {
+                positionsWhileUnplaced[id] = now
+            }
             if let index = joinedSources.firstIndex(where: { $0.description.id == id }) {
                 try change(joined: index, to: edited)
             }
@@ -796,6 +821,10 @@ public final class RoomSession: @unchecked Sendable {
                 state.paths = edited.paths
                 state.rate = edited.rate
                 state.loop = edited.loop
+                // Placed again: where it stood, not where a source with no position is taken to be.
+                if !before.isPlaced, edited.isPlaced, case .fixed(let position) = edited.placement {
+                    state.glide = Glide(from: position, to: position, startFrame: 0, endFrame: 0)
+                }
                 // The entry's gain and playing are where the source started; what is set now is the state's.
                 if key == "gain" { state.gain = Level.linear(fromDecibels: edited.gainDecibels) }
                 if key == "playing" {

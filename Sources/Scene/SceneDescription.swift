@@ -113,6 +113,9 @@ public enum SourceShape: Sendable, Equatable {
 }
 
 extension SourceDescription {
+    /// Its entry gives it a position: not a bed, nor a file played as it is (bypass, passthrough).
+    public var isPlaced: Bool { mode != .bed && mode != .bypass && algorithm != .passthrough }
+
     /// How a file of `channels` channels plays as this source.
     public func shape(channels: Int) -> SourceShape {
         switch mode {

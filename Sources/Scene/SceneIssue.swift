@@ -27,12 +27,25 @@ public struct SceneIssue: Error, Sendable, Equatable, CustomStringConvertible {
         text += ":"
         if !field.isEmpty { text += " \(field):" }
         if let value { text += " \(Self.quoted(value)):" }
-        return text + " \(reason)"
+        return Self.escaped(text + " \(reason)")
     }
 
     private static func quoted(_ value: String) -> String {
         let shown = value.count > 60 ? value.prefix(57) + "..." : Substring(value)
-        return "\"\(shown.replacingOccurrences(of: "\n", with: "\\n"))\""
+        return "\"\(shown)\""
+    }
+
+    /// Control characters escaped, so that a scene's text (a value, a path
+    /// in the reason) cannot move the terminal's cursor or rename its window.
+    private static func escaped(_ text: String) -> String {
+        text.unicodeScalars.map { scalar -> String in
+            switch scalar {
+            case "\n": "\\n"
+            case "\t": "\\t"
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): "\\u{\(String(scalar.value, radix: 16))}"
+            default: String(scalar)
+            }
+        }.joined()
     }
 }
 

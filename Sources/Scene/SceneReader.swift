@@ -384,6 +384,8 @@ final class SceneReader {
 
     /// Where the audio file `name` is, and why it cannot be read if it cannot.
     private func locate(_ name: String) -> (path: String, problem: String?) {
+        // C would end the name there and read another file.
+        if name.contains("\u{0}") { return (name, "holds a NUL character; no file is named so") }
         let path = name.hasPrefix("/") ? name : (baseDirectory as NSString).appendingPathComponent(name)
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {

@@ -45,7 +45,9 @@ public enum SceneWriter {
             if !voice.participants.isEmpty {
                 lines.append("  participants:")
                 for participant in voice.participants {
-                    let position = scene.sources.first { $0.id == participant.id }?.placement.position(at: 0) ?? participant.position
+                    // One made a bed or played as it is has no position of its own: its entry's stands.
+                    let placed = scene.sources.first { $0.id == participant.id && $0.isPlaced }
+                    let position = placed?.placement.position(at: 0) ?? participant.position
                     lines.append("    - { id: \(quoted(participant.id)), file: \(file(participant.audioPath)), position: \(vector(position)) }")
                 }
             }

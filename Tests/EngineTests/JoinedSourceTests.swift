@@ -303,6 +303,25 @@ import Testing
         #expect(algorithms == ["noise": "passthrough", "bell": "passthrough"])
     }
 
+    /// A source never moved, played as it is and then placed again, is heard
+    /// where it stood, not at the listener: the position a file played as it
+    /// is does not have must not become its place.
+    @Test(arguments: [("mode", "bypass", "point"), ("algorithm", "passthrough", "auto")])
+    func aSourcePlayedAsItIsAndPlacedAgainStandsWhereItStood(_ change: (key: String, away: String, back: String)) throws {
+        let driver = try Driver(LiveSessionTests.room(azimuth: -90))
+        driver.render(blocks: 10)
+        func leftOf(_ ears: [[Float]]) -> Double { Measure.levelDifference(left: ears[0], right: ears[1]) }
+        try driver.session.set("noise", key: change.key, value: change.away)
+        driver.render(blocks: 5)
+        let asIs = driver.render(blocks: 5)
+        #expect(abs(leftOf(asIs)) < 0.5, "played as it is: \(leftOf(asIs)) dB")
+        try driver.session.set("noise", key: change.key, value: change.back)
+        driver.render(blocks: 5)
+        let placed = driver.render(blocks: 10)
+        print("\(change.key) \(change.away) -> \(change.back): ILD \(leftOf(placed)) dB, ITD \(Self.timeDifference(placed) * 1e6) us")
+        #expect(leftOf(placed) < -6 && Self.timeDifference(placed) < -400e-6, "back on the left where it stood")
+    }
+
     /// A point joined in the field and a file joined as it is reach the
     /// room's reverb as the same entries in a scene file do: a second after
     /// they stop, the hall's tail is as loud as the scene's.

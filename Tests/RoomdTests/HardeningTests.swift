@@ -353,6 +353,11 @@ struct HardeningTests {
         #expect(try error("save", #""path":"\#(take)","force":true"#)?.contains("the room writes it already") == true)
         #expect(try error("sink", #""record":"default""#) == nil)
         #expect(try String(contentsOfFile: daemon.folder + "/protocol.log", encoding: .utf8).contains("status"))
+        // Nor may the room read what it writes, nor take a path it would read differently.
+        #expect(try error("mic", #""file":"\#(daemon.folder)/room.wav""#)?.contains("the room writes it as it plays") == true)
+        #expect(try error("sink", #""record":"take.wav""#)?.contains("expected an absolute path or default") == true)
+        #expect(try error("save", #""path":"\#(daemon.folder)/x\u0000.yaml""#)?.contains("holds a NUL character") == true)
+        #expect(!FileManager.default.fileExists(atPath: daemon.folder + "/x"))
     }
 
     /// A recording on a disk that fills stops, says why in an event and in

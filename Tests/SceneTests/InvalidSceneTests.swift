@@ -282,6 +282,18 @@ let invalidScenes: [Invalid] = [
         #expect(defaults.scene.voice?.mumble == MumbleSettings(host: "voice.example.org", channel: "T", user: "a"))
     }
 
+    /// A scene's control characters reach the terminal escaped, in the value and in the reason
+    /// alike: they could clear the screen or rename the window. A NUL names no file.
+    @Test func controlCharactersInAProblemAreEscaped() throws {
+        let folder = try SceneFolder()
+        let problems = folder.problems("sources:\n  - { id: \"a\\e[2Jb\", file: \"x\\e]0;title\\a.wav\", position: [0, 0, -1] }\n"
+                                       + "  - { id: c, file: \"mono.wav\\0x\", position: [0, 0, -1] }\n")
+        let said = problems.map(\.description).joined(separator: "\n")
+        #expect(!said.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(said.debugDescription)")
+        #expect(said.contains("\\u{1b}]0;title\\u{7}.wav") && said.contains("audio file not found"), "\(said)")
+        #expect(said.contains("holds a NUL character"), "\(said)")
+    }
+
     /// A bed plays at its rate as a point source does; a saved room keeps it.
     @Test func aBedSavesItsRate() throws {
         let folder = try SceneFolder()
