@@ -156,9 +156,12 @@ public final class OutputFile {
     public static func repeated(in outputs: [(option: String, path: String?)]) -> (option: String, path: String, earlier: String)? {
         let named = outputs.compactMap { output in output.path.map { (option: output.option, path: $0) } }
         for (index, output) in named.enumerated() {
-            var info = stat()
             if output.path == "-" || output.path == "/dev/stdout" { continue }
-            if stat(output.path, &info) == 0 && (info.st_mode & S_IFMT == S_IFCHR || info.st_mode & S_IFMT == S_IFIFO) { continue }
+            // What is not a file is opened as a stream or refused for what it is, never replaced.
+            switch FileKind(path: output.path) {
+            case .pipe, .device: continue
+            case .missing, .regular, .directory: break
+            }
             if let earlier = named[..<index].first(where: { sameFile(output.path, $0.path) }) {
                 return (output.option, output.path, earlier.option)
             }

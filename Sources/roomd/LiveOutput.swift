@@ -283,7 +283,6 @@ final class RoomClock: @unchecked Sendable {
             } else {
                 try? silence.withUnsafeBufferPointer { try recorder?.play($0, channels: channels) }
             }
-
             next += period
             // Behind by more than a block: catch up on the clock, not in a burst.
             if ContinuousClock.now - next > period { next = .now }
