@@ -31,7 +31,7 @@ public struct ByteCount: Sendable, Equatable, Comparable, CustomStringConvertibl
             return value >= 100 || tenths.truncatingRemainder(dividingBy: 10) == 0
                 ? "\(Int(value.rounded())) \(unit)" : "\(tenths / 10) \(unit)"
         }
-        return "\(bytes) bytes"
+        return bytes == 1 ? "1 byte" : "\(bytes) bytes"
     }
 
     /// Whether `left` is fewer bytes than `right`.

@@ -13,10 +13,23 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
     /// A budget of `bytes`.
     public init(bytes: Int) { self.bytes = bytes }
 
+    /// The smallest budget a command line may give.
+    public static let minimum = MemoryBudget(bytes: 1 << 20)
+
+    /// Why a command line's budget was refused.
+    public struct ParseError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
     /// `2G`, `512M`, `1.5GiB` or bytes, as a command line gives it; at least 1 MiB.
-    public init?(parsing text: String) {
-        guard let size = ByteCount(parsing: text), size.bytes >= 1 << 20 else { return nil }
-        bytes = size.bytes
+    public static func parse(_ text: String) throws(ParseError) -> MemoryBudget {
+        guard let size = ByteCount(parsing: text) else {
+            throw ParseError(description: "expected a size such as 2G, 512M, 1.5GiB or a number of bytes")
+        }
+        guard size.bytes >= minimum.bytes else {
+            throw ParseError(description: "\(size) is less than the smallest budget, \(minimum)")
+        }
+        return MemoryBudget(bytes: size.bytes)
     }
 
     /// 2 GiB: an hour of 48 kHz stereo takes 1.3 GiB.

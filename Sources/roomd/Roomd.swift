@@ -36,7 +36,8 @@ struct Roomd: AsyncParsableCommand {
     @Option(help: "Records the uplink, what the other talkers would hear, to a WAV file.")
     var uplink: String?
 
-    @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene, load, add or mic over it is refused.")
+    @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene, load, add or mic over it is refused.",
+            transform: MemoryBudget.parse)
     var memoryBudget = MemoryBudget.standard
 
     @Option(help: "Appends every line of the control socket, each way, to this file: `CLIENT > REQUEST`, `CLIENT < REPLY or EVENT`.")
@@ -217,8 +218,4 @@ final class Shutdown: @unchecked Sendable {
             _exit(0)
         }.start()
     }
-}
-
-extension MemoryBudget: ExpressibleByArgument {
-    public init?(argument: String) { self.init(parsing: argument) }
 }

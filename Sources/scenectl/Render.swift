@@ -32,7 +32,8 @@ struct Render: ParsableCommand {
     var route: OutputRoute?
 
     @Option(name: .customLong("route-change"),
-            help: "Change the route at a time, e.g. 5:speakers, crossfading; repeatable. Routes keep the output's channel count.")
+            help: "Change the route at a time, e.g. 5:speakers, crossfading; repeatable. Routes keep the output's channel count.",
+            transform: RouteChange.parse)
     var routeChanges: [RouteChange] = []
 
     @Option(name: .long, help: "File encoding: \(AudioFileFormat.allCases.map(\.rawValue).joined(separator: ", ")) (default: wav-float for .wav, flac for .flac).")
@@ -50,14 +51,16 @@ struct Render: ParsableCommand {
     @Option(name: .long, help: "Write the events, one JSON object per line, timed on the room's timeline.")
     var events: String?
 
-    @Option(name: .customLong("prompt"), help: "Trigger a prompt at a time, e.g. 3.5:welcome; repeatable.")
+    @Option(name: .customLong("prompt"), help: "Trigger a prompt at a time, e.g. 3.5:welcome; repeatable.",
+            transform: PromptTrigger.parse)
     var prompts: [PromptTrigger] = []
 
     @Option(name: .customLong("plot"),
             help: "Draw the session on one time axis: levels per channel, ducking, who talks, events. .svg, or .png (made by rsvg-convert); repeatable.")
     var plots: [String] = []
 
-    @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene over it is refused before anything is decoded.")
+    @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene over it is refused before anything is decoded.",
+            transform: MemoryBudget.parse)
     var memoryBudget = MemoryBudget.standard
 
     static let defaultSeconds = 10.0
@@ -66,6 +69,7 @@ struct Render: ParsableCommand {
         if let seconds, !(seconds > 0 && seconds <= 3_600) {
             throw ValidationError("--seconds must be more than 0 and at most 3600, got \(seconds)")
         }
+        if let seconds { try Self.requireOneSample(seconds, from: "--seconds") }
         guard let implied = AudioFileFormat(path: out) else {
             throw ValidationError("--out must name a .wav or .flac file, got \"\(out)\"")
         }
@@ -96,6 +100,7 @@ struct Render: ParsableCommand {
         }
 
         let seconds = seconds ?? room.scene.duration ?? Self.defaultSeconds
+        if self.seconds == nil, room.scene.duration != nil { try Self.requireOneSample(seconds, from: "the scene's duration") }
         let format = format ?? AudioFileFormat(path: out)!
         let layout = (route ?? room.requestedRoute).layout
         for change in routeChanges {
@@ -161,6 +166,12 @@ struct Render: ParsableCommand {
     }
 
     /// The voice options, checked against the room.
+    /// A render shorter than one sample would write an empty file.
+    private static func requireOneSample(_ seconds: Double, from origin: String) throws {
+        guard (seconds * Double(Room.sampleRate)).rounded() < 1 else { return }
+        throw ValidationError("\(origin), \(seconds) s, is less than one sample at \(Room.sampleRate) Hz; nothing would be rendered")
+    }
+
     private func offlineVoice(room: Room, seconds: Double) throws -> OfflineVoice {
         var voice = OfflineVoice(microphonePath: mic, prompts: prompts)
         let known = room.prompts.map(\.id)

@@ -41,25 +41,36 @@ enum ExitStatus {
 extension OutputRoute: ExpressibleByArgument {}
 extension AudioFileFormat: ExpressibleByArgument {}
 
-extension MemoryBudget: ExpressibleByArgument {
-    public init?(argument: String) { self.init(parsing: argument) }
-}
-
-extension RouteChange: ExpressibleByArgument {
+extension RouteChange {
     /// `SECONDS:ROUTE`, e.g. `5:speakers`.
-    public init?(argument: String) {
-        let parts = argument.split(separator: ":", maxSplits: 1).map(String.init)
-        guard parts.count == 2, let seconds = Double(parts[0]), seconds.isFinite, seconds > 0,
-              let route = OutputRoute(rawValue: parts[1]) else { return nil }
-        self.init(seconds: seconds, route: route)
+    static func parse(_ argument: String) throws -> RouteChange {
+        let (seconds, name) = try TimedArgument.split(argument, form: "SECONDS:ROUTE", example: "5:speakers")
+        guard seconds > 0 else { throw ValidationError("a route at 0 s is the starting route: give it as --route") }
+        guard let route = OutputRoute(rawValue: name) else {
+            throw ValidationError("\"\(name)\" is not a route; the routes are \(OutputRoute.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return RouteChange(seconds: seconds, route: route)
     }
 }
 
-extension PromptTrigger: ExpressibleByArgument {
+extension PromptTrigger {
     /// `SECONDS:ID`, e.g. `3.5:welcome`.
-    public init?(argument: String) {
-        let parts = argument.split(separator: ":", maxSplits: 1).map(String.init)
-        guard parts.count == 2, let seconds = Double(parts[0]), seconds.isFinite, seconds >= 0, !parts[1].isEmpty else { return nil }
-        self.init(seconds: seconds, id: parts[1])
+    static func parse(_ argument: String) throws -> PromptTrigger {
+        let (seconds, id) = try TimedArgument.split(argument, form: "SECONDS:PROMPT", example: "3.5:welcome")
+        return PromptTrigger(seconds: seconds, id: id)
+    }
+}
+
+/// An option that acts at a time on the room's timeline: `SECONDS:VALUE`.
+enum TimedArgument {
+    static func split(_ argument: String, form: String, example: String) throws -> (seconds: Double, value: String) {
+        let parts = argument.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2, !parts[1].isEmpty else {
+            throw ValidationError("expected \(form), such as \(example)")
+        }
+        guard let seconds = Double(parts[0]), seconds.isFinite, seconds >= 0 else {
+            throw ValidationError("\"\(parts[0])\" is not a time: expected seconds on the room's timeline, 0 or more")
+        }
+        return (seconds, parts[1])
     }
 }

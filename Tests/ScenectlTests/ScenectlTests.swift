@@ -169,13 +169,33 @@ final class RenderFolder {
         (["--format", "flac"], "does not fit the file name"),
         (["--route-change", "1:surround51"], "a file keeps its channels"),
         (["--route-change", "9:speakers", "--seconds", "2"], "is not inside the 2.0 s rendered"),
-        (["--route-change", "soon:speakers"], "invalid for '--route-change"),
+        (["--route-change", "soon:speakers"], "'soon:speakers' is invalid for '--route-change <route-change>': \"soon\" is not a time"),
+        (["--route-change", "1:nosuch"], "\"nosuch\" is not a route; the routes are auto, headphones,"),
+        (["--route-change", "0:speakers"], "a route at 0 s is the starting route: give it as --route"),
+        (["--route-change", "speakers"], "expected SECONDS:ROUTE, such as 5:speakers"),
+        (["--prompt=-1:welcome"], "\"-1\" is not a time: expected seconds on the room's timeline, 0 or more"),
+        (["--prompt", "3:"], "expected SECONDS:PROMPT, such as 3.5:welcome"),
+        (["--memory-budget", "1"], "1 byte is less than the smallest budget, 1 MiB"),
+        (["--memory-budget", "lots"], "expected a size such as 2G, 512M, 1.5GiB or a number of bytes"),
+        (["--seconds", "0.00001"], "--seconds, 1e-05 s, is less than one sample at 48000 Hz; nothing would be rendered"),
     ])
     func usageErrorsExitWith2(options: [String], message: String) throws {
         let folder = try RenderFolder()
         let result = try Scenectl.run(["render", folder.scene, "--out", folder.path + "/out.wav"] + options)
         #expect(result.status == 2)
         #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+
+    /// A scene's duration shorter than a sample would render an empty file.
+    @Test func aSceneTooShortForOneSampleIsRefused() throws {
+        let folder = try RenderFolder()
+        try "duration: 0.00001\nsources:\n  - { id: tone, file: tone.wav, position: [1, 0, 0] }\n"
+            .write(toFile: folder.scene, atomically: true, encoding: .utf8)
+        let out = folder.path + "/out.wav"
+        let result = try Scenectl.run(["render", folder.scene, "--out", out])
+        #expect(result.status == 2 && result.stderr.contains("the scene's duration, 1e-05 s, is less than one sample"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "0.01"]).status == 0)
     }
 
     @Test func outMustBeWavOrFlac() throws {
