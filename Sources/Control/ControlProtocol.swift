@@ -34,7 +34,13 @@ public enum ControlProtocol {
         public var line: String { ControlProtocol.line(["v": ControlProtocol.version, "verb": verb, "args": args]) }
 
         public init(line: Data) throws {
-            guard let object = try? JSONSerialization.jsonObject(with: line), let fields = object as? [String: Any] else {
+            let object: Any
+            do {
+                object = try JSONSerialization.jsonObject(with: line)
+            } catch {
+                throw SessionError.refused("malformed request: " + (Self.numberOutOfRange(error) ?? "not a JSON object on one line"))
+            }
+            guard let fields = object as? [String: Any] else {
                 throw SessionError.refused("malformed request: not a JSON object on one line")
             }
             // JSON's true would pass for 1 through Foundation's numbers.
@@ -54,6 +60,15 @@ public enum ControlProtocol {
             }
             self.verb = verb
             self.args = args
+        }
+
+        /// Foundation refuses a number beyond a double's range, such as 1e309,
+        /// as it refuses broken JSON; its debug text names the number.
+        private static func numberOutOfRange(_ error: Error) -> String? {
+            guard let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String,
+                  text.hasPrefix("Number "), text.hasSuffix(" is not representable in Swift.") else { return nil }
+            let number = text.dropFirst("Number ".count).dropLast(" is not representable in Swift.".count)
+            return "the number \(number) is beyond the range of a double (about 1.8e308)"
         }
     }
 

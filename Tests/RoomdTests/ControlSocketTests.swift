@@ -31,6 +31,8 @@ struct ControlSocketTests {
             ("{\"v\":1,\"verb\":\"save\",\"args\":{\"path\":\"\(daemon.folder)\"}}", "cannot save to \(daemon.folder): it is a folder"),
             ("{\"v\":1,\"verb\":\"move\",\"args\":{\"id\":\"bard\",\"position\":[1,2,3]}}", "no source \"bard\" in this room; it has tone"),
             ("{\"v\":1,\"verb\":\"mute\",\"args\":{\"on\":1}}", "mute: on: 1: expected true or false"),
+            ("{\"v\":1,\"verb\":\"gain\",\"args\":{\"id\":\"tone\",\"db\":-1e309}}",
+             "malformed request: the number -1e309 is beyond the range of a double (about 1.8e308)"),
             ("{\"v\":1,\"verb\":\"load\",\"args\":{\"path\":\"/dev/zero\"}}", "is not a regular file"),
             ("{\"v\":1,\"verb\":\"load\",\"args\":{\"path\":\"\(daemon.fifo)\"}}", "is not a regular file"),
             ("{\"v\":1,\"verb\":\"mic\",\"args\":{\"file\":\"\(daemon.fifo)\"}}", "is not a regular file"),
