@@ -48,7 +48,8 @@ public struct EngineEvent: Sendable, Equatable {
         case promptStyleChanged(PromptStyle)
         /// A prompt played in a style's variant, after waiting `waited` seconds.
         case promptPlayed(id: String, variant: PromptStyle, waited: Double)
-        /// A prompt that waited out its timeout while nobody could hear it.
+        /// A prompt that will not play: it waited out its timeout while nobody
+        /// could hear it, or `RoomEngine.promptQueueCapacity` already waited.
         case promptDropped(id: String, waited: Double)
         /// The output's route changed, and with it the automatic algorithm.
         case routeChanged(from: OutputRoute, to: OutputRoute, algorithm: RenderAlgorithm)

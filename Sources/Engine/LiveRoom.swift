@@ -176,7 +176,7 @@ public final class LiveRoom: @unchecked Sendable {
             engine.ducker.depthDecibels = depth
             engine.ducker.advanced = advanced
         case .echoCancellation(let on, let reason): engine.setEchoCancellation(on, reason: reason)
-        case .prompt(let index): _ = engine.triggerPrompt(index: index)
+        case .prompt(let index): engine.triggerPrompt(index: index)
         case .crossfade(let renderers, let frame, let change):
             if let (old, _, _) = pending { returned.send(.superseded(old)) }
             pending = (renderers, frame, change)

@@ -98,6 +98,8 @@ public struct RenderSummary: Codable, Sendable {
     public var sources: [Source]
     /// Routes taken during the render: "5.00 s -> speakers (panning)".
     public var routeChanges: [String]
+    /// Prompts triggered but still waiting when the render ended: "welcome (waited 0.40 s)".
+    public var promptsWaiting: [String]
     /// The voice session, if the room has one.
     public var voice: Voice?
     /// Each output channel's levels.
@@ -271,6 +273,7 @@ public enum OfflineRender {
             routeChanges: routeChanges.map {
                 String(format: "%.2f s -> ", $0.seconds) + "\($0.route.resolved()) (\($0.route.automaticAlgorithm))"
             },
+            promptsWaiting: engine.waitingPrompts.map { "\($0.id) (waited \(String(format: "%.2f", $0.waited)) s)" },
             voice: voiceSummary,
             channels: renderer.layout.channelLabels.indices.map {
                 RenderSummary.Channel(name: renderer.layout.channelLabels[$0], peak: meter.peakDecibels(channel: $0), rms: meter.rmsDecibels(channel: $0))
@@ -324,6 +327,9 @@ extension RenderSummary: CustomStringConvertible {
             lines.append(text)
         }
         for change in routeChanges { lines.append("route change: \(change)") }
+        if !promptsWaiting.isEmpty {
+            lines.append("prompts still waiting when the render ended, never played: \(promptsWaiting.joined(separator: ", "))")
+        }
         if let voice {
             lines.append("voice: mic \(voice.microphone)\(voice.muted ? ", muted" : ""); echo cancellation \(voice.echoCancellation)")
             if let echoPath = voice.echoPath { lines.append("  echo path: \(echoPath)") }

@@ -213,7 +213,12 @@ public final class RoomEngine {
         guard let index = prompts.firstIndex(where: { $0.id == id }) else {
             throw UnknownPromptError(id: id, known: prompts.map(\.id))
         }
-        promptQueue.append((index, framesRendered))
+        triggerPrompt(index: index)
+    }
+
+    /// The prompts still waiting to play and how long each has waited, oldest first.
+    public var waitingPrompts: [(id: String, waited: Double)] {
+        promptQueue.map { (prompts[$0.prompt].id, Double(framesRendered - $0.frame) / Double(Room.sampleRate)) }
     }
 
     // MARK: Live control, on the render thread
@@ -282,11 +287,14 @@ public final class RoomEngine {
     /// Whether the room's uplink runs: it has a voice session.
     public var hasUplink: Bool { uplink != nil }
 
-    /// Plays prompt number `index` of the room; false when too many wait.
-    public func triggerPrompt(index: Int) -> Bool {
-        guard promptQueue.count < Self.promptQueueCapacity else { return false }
+    /// Plays prompt number `index` of the room, or drops it at once when
+    /// `promptQueueCapacity` already wait: every prompt is played or dropped.
+    public func triggerPrompt(index: Int) {
+        guard promptQueue.count < Self.promptQueueCapacity else {
+            events.append(EngineEvent(frame: framesRendered, kind: .promptDropped(id: prompts[index].id, waited: 0)))
+            return
+        }
         promptQueue.append((index, framesRendered))
-        return true
     }
 
     /// Hands each event since the last call to `body`, oldest first, without allocating.

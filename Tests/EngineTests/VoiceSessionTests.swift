@@ -85,6 +85,34 @@ import Glibc
         #expect(throws: UnknownPromptError.self) { try VoiceRoom.engine(quiet).triggerPrompt("farewell") }
     }
 
+    /// Prompts wait one behind another, 16 at most: every one is played or
+    /// reported dropped, and those still waiting when the render stops are named.
+    @Test func promptsBeyondTheQueueAreDroppedAtOnceAndTheRestPlayInTurn() throws {
+        // 50 ms each, a whole number of blocks, so the prompts follow one another without a gap.
+        let beep = Signals.sine(frequency: 500, frames: 2_400, amplitude: 0.2)
+        let room = VoiceRoom.room(scene: [], voice: nil, prompts: [RoomPrompt(id: "beep", normal: beep, short: beep)])
+        let engine = try VoiceRoom.engine(room)
+        let asked = RoomEngine.promptQueueCapacity + 2
+        let early = try VoiceRoom.run(engine, seconds: 0.5) { engine, block in
+            if block == 10 { for _ in 0..<asked { try engine.triggerPrompt("beep") } }
+        }
+        let drops = early.events.filter { if case .promptDropped("beep", 0) = $0.kind { true } else { false } }
+        #expect(drops.count == 2 && drops.allSatisfy { abs($0.seconds - 0.1) < 1e-9 }, "\(early.events)")
+        // 0.4 s after the trigger 8 have played, one of them still playing, and 8 wait.
+        let playedEarly = early.events.filter { if case .promptPlayed = $0.kind { true } else { false } }.count
+        #expect(playedEarly == 8 && engine.waitingPrompts.count == RoomEngine.promptQueueCapacity - 8, "\(playedEarly) played")
+        #expect(engine.waitingPrompts.allSatisfy { $0.id == "beep" && abs($0.waited - 0.4) < 1e-9 })
+
+        let late = try VoiceRoom.run(engine, seconds: 1)
+        #expect(late.events.filter { if case .promptPlayed = $0.kind { true } else { false } }.count == 8 && engine.waitingPrompts.isEmpty)
+        // What played: the beep without a break for the 16 that queued, then nothing.
+        let left = early.left + late.left
+        let start = 4_800, end = start + RoomEngine.promptQueueCapacity * beep.count
+        let windows = stride(from: start, to: end, by: 480).map { Measure.decibels(Measure.rms(left[$0..<($0 + 480)])) }
+        #expect(windows[0] > -30 && windows.allSatisfy { abs($0 - windows[0]) < 0.5 }, "\(windows.map { Int($0) })")
+        #expect(Measure.rms(left[end..<(end + 24_000)]) == 0)
+    }
+
     @Test func echoCancellationAutoRules() throws {
         let auto = EchoCancellationMode.auto
         #expect(auto.resolve(microphoneIsCapture: true, outputIsPlayback: true).on)

@@ -157,6 +157,25 @@ final class VoiceFolder {
 }
 
 @Suite struct RenderVoiceTests {
+    /// A prompt queued behind one that plays past the render's end never
+    /// plays, and the summary says so rather than losing it.
+    @Test func promptsStillWaitingAtTheEndAreNamed() throws {
+        let folder = try VoiceFolder()
+        try "prompts:\n  - { id: hi, normal: far.wav, short: far.wav }\n"
+            .write(toFile: folder.path + "/room.yaml", atomically: true, encoding: .utf8)
+        let arguments = ["render", folder.path + "/room.yaml", "--out", folder.path + "/out.wav", "--seconds", "1",
+                         "--prompt", "0.2:hi", "--prompt", "0.2:hi"]
+        let json = try Scenectl.run(arguments + ["--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect(try json.summary()["promptsWaiting"] as? [String] == ["hi (waited 0.80 s)"])
+        let text = try Scenectl.run(arguments)
+        #expect(text.stdout.contains("prompts still waiting when the render ended, never played: hi (waited 0.80 s)"), "\(text.stdout)")
+        // The one that played is heard from 0.2 s; before it, nothing.
+        let out = try AudioFileReader.read(path: folder.path + "/out.wav").buffer
+        let left = stride(from: 0, to: out.samples.count, by: out.channelCount).map { out.samples[$0] }
+        #expect(Measure.rms(left[0..<9_600]) == 0 && Measure.rmsDecibels(Array(left[9_600..<48_000])) > -40)
+    }
+
     @Test func theLoopRunsWithAnEchoPathAndWritesEvents() throws {
         let folder = try VoiceFolder()
         // The far end's noise bursts are the room's sound; a guest talks over them; the echo path closes the loop.
