@@ -6,20 +6,35 @@ public struct ByteCount: Sendable, Equatable, Comparable, CustomStringConvertibl
     /// A size of `bytes` bytes.
     public init(_ bytes: Int) { self.bytes = bytes }
 
-    /// Reads `2G`, `512M`, `64K`, `1.5GiB` or a plain number of bytes; the units are binary.
-    public init?(parsing text: String) {
+    /// What a size written as text says.
+    public enum Parsed: Sendable, Equatable {
+        /// A size that fits in `Int`.
+        case size(ByteCount)
+        /// A number of bytes, with or without a unit, too large for `Int`.
+        case tooLarge
+        /// Not a number of bytes with a known unit.
+        case notASize
+    }
+
+    /// Reads `2G`, `512M`, `64k`, `1.5GiB` or a plain number of bytes; the
+    /// units are binary, and their case does not matter.
+    public static func parse(_ text: String) -> Parsed {
         let units: [(suffixes: [String], scale: Double)] = [
-            (["GiB", "GB", "G"], 1_073_741_824), (["MiB", "MB", "M"], 1_048_576), (["KiB", "KB", "K"], 1_024), (["B", ""], 1),
+            (["GIB", "GB", "G"], 1_073_741_824), (["MIB", "MB", "M"], 1_048_576), (["KIB", "KB", "K"], 1_024), (["B", ""], 1),
         ]
+        let upper = text.uppercased()
         for (suffixes, scale) in units {
-            for suffix in suffixes where text.hasSuffix(suffix) {
-                guard let number = Double(text.dropLast(suffix.count)), number.isFinite, number >= 0,
-                      number * scale < Double(Int.max) else { return nil }
-                self.bytes = Int((number * scale).rounded())
-                return
+            for suffix in suffixes where upper.hasSuffix(suffix) {
+                // Swift reads 0x10 and 1e3 as numbers; a size is written in decimal.
+                let digits = text.dropLast(suffix.count)
+                guard digits.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let number = Double(digits) else {
+                    return .notASize
+                }
+                guard number * scale < Double(Int.max) else { return .tooLarge }
+                return .size(ByteCount(Int((number * scale).rounded())))
             }
         }
-        return nil
+        return .notASize
     }
 
     /// The size in three figures at most, in binary units: `188 KiB`, `20.6 GiB`.

@@ -18,18 +18,22 @@ public struct MemoryBudget: Sendable, Equatable, CustomStringConvertible {
 
     /// Why a command line's budget was refused.
     public struct ParseError: Error, CustomStringConvertible {
+        /// What is wrong with the size given, for the command line's refusal.
         public var description: String
     }
 
     /// `2G`, `512M`, `1.5GiB` or bytes, as a command line gives it; at least 1 MiB.
     public static func parse(_ text: String) throws(ParseError) -> MemoryBudget {
-        guard let size = ByteCount(parsing: text) else {
+        switch ByteCount.parse(text) {
+        case .notASize:
             throw ParseError(description: "expected a size such as 2G, 512M, 1.5GiB or a number of bytes")
+        case .tooLarge:
+            throw ParseError(description: "more bytes than a budget can count (\(ByteCount(Int.max)))")
+        case .size(let size) where size.bytes < minimum.bytes:
+            throw ParseError(description: "\(size.bytes) byte\(size.bytes == 1 ? "" : "s") is less than the smallest budget, \(minimum) (\(minimum.bytes) bytes)")
+        case .size(let size):
+            return MemoryBudget(bytes: size.bytes)
         }
-        guard size.bytes >= minimum.bytes else {
-            throw ParseError(description: "\(size) is less than the smallest budget, \(minimum)")
-        }
-        return MemoryBudget(bytes: size.bytes)
     }
 
     /// 2 GiB: an hour of 48 kHz stereo takes 1.3 GiB.

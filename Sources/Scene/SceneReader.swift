@@ -15,6 +15,8 @@ final class SceneReader {
 
     static let maximumCoordinate = 10_000.0
     static let maximumSeconds = 3_600.0
+    /// The rate the engine renders every scene at.
+    static let engineRate = 48_000.0
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
     init(file: String, baseDirectory: String, inspectAudio: AudioInspector?) {
@@ -37,8 +39,12 @@ final class SceneReader {
         }
         var scene = SceneDescription(file: file, name: (file as NSString).lastPathComponent)
         if let node = keys["name"], let name = string(node, "name") { scene.name = name }
-        if let node = keys["duration"] {
-            scene.duration = positiveSeconds(node, "duration")
+        if let node = keys["duration"], let duration = positiveSeconds(node, "duration") {
+            if (duration * Self.engineRate).rounded() < 1 {
+                report(node, "duration", value: scalarText(node), "is less than one sample at 48000 Hz; nothing would be rendered")
+            } else {
+                scene.duration = duration
+            }
         }
         if let node = keys["output"], let output = mapping(node, "output", allowed: ["route"]),
            let routeNode = output["route"], let route: RouteName = choice(routeNode, "output.route") {

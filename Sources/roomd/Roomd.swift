@@ -36,7 +36,8 @@ struct Roomd: AsyncParsableCommand {
     @Option(help: "Records the uplink, what the other talkers would hear, to a WAV file.")
     var uplink: String?
 
-    @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene, load, add or mic over it is refused.",
+    @Option(parsing: .unconditional,
+            help: "The most decoded audio the room may hold (2G, 512M, ...): a scene, load, add or mic over it is refused.",
             transform: MemoryBudget.parse)
     var memoryBudget = MemoryBudget.standard
 

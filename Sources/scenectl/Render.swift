@@ -25,13 +25,13 @@ struct Render: ParsableCommand {
     @Option(name: .long, help: "The file to write: .wav or .flac.")
     var out: String
 
-    @Option(name: .long, help: "Seconds to render (default: the scene's duration, or 10).")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to render (default: the scene's duration, or 10).")
     var seconds: Double?
 
     @Option(name: .long, help: "Output route: \(OutputRoute.allCases.map(\.rawValue).joined(separator: ", ")) (default: the scene's).")
     var route: OutputRoute?
 
-    @Option(name: .customLong("route-change"),
+    @Option(name: .customLong("route-change"), parsing: .unconditionalSingleValue,
             help: "Change the route at a time, e.g. 5:speakers, crossfading; repeatable. Routes keep the output's channel count.",
             transform: RouteChange.parse)
     var routeChanges: [RouteChange] = []
@@ -51,7 +51,7 @@ struct Render: ParsableCommand {
     @Option(name: .long, help: "Write the events, one JSON object per line, timed on the room's timeline.")
     var events: String?
 
-    @Option(name: .customLong("prompt"), help: "Trigger a prompt at a time, e.g. 3.5:welcome; repeatable.",
+    @Option(name: .customLong("prompt"), parsing: .unconditionalSingleValue, help: "Trigger a prompt at a time, e.g. 3.5:welcome; repeatable.",
             transform: PromptTrigger.parse)
     var prompts: [PromptTrigger] = []
 
@@ -59,7 +59,8 @@ struct Render: ParsableCommand {
             help: "Draw the session on one time axis: levels per channel, ducking, who talks, events. .svg, or .png (made by rsvg-convert); repeatable.")
     var plots: [String] = []
 
-    @Option(help: "The most decoded audio the room may hold (2G, 512M, ...): a scene over it is refused before anything is decoded.",
+    @Option(parsing: .unconditional,
+            help: "The most decoded audio the room may hold (2G, 512M, ...): a scene over it is refused before anything is decoded.",
             transform: MemoryBudget.parse)
     var memoryBudget = MemoryBudget.standard
 
@@ -69,7 +70,9 @@ struct Render: ParsableCommand {
         if let seconds, !(seconds > 0 && seconds <= 3_600) {
             throw ValidationError("--seconds must be more than 0 and at most 3600, got \(seconds)")
         }
-        if let seconds { try Self.requireOneSample(seconds, from: "--seconds") }
+        if let seconds, (seconds * Double(Room.sampleRate)).rounded() < 1 {
+            throw ValidationError("--seconds \(seconds) is less than one sample at \(Room.sampleRate) Hz; nothing would be rendered")
+        }
         guard let implied = AudioFileFormat(path: out) else {
             throw ValidationError("--out must name a .wav or .flac file, got \"\(out)\"")
         }
@@ -100,7 +103,6 @@ struct Render: ParsableCommand {
         }
 
         let seconds = seconds ?? room.scene.duration ?? Self.defaultSeconds
-        if self.seconds == nil, room.scene.duration != nil { try Self.requireOneSample(seconds, from: "the scene's duration") }
         let format = format ?? AudioFileFormat(path: out)!
         let layout = (route ?? room.requestedRoute).layout
         for change in routeChanges {
@@ -166,17 +168,11 @@ struct Render: ParsableCommand {
     }
 
     /// The voice options, checked against the room.
-    /// A render shorter than one sample would write an empty file.
-    private static func requireOneSample(_ seconds: Double, from origin: String) throws {
-        guard (seconds * Double(Room.sampleRate)).rounded() < 1 else { return }
-        throw ValidationError("\(origin), \(seconds) s, is less than one sample at \(Room.sampleRate) Hz; nothing would be rendered")
-    }
-
     private func offlineVoice(room: Room, seconds: Double) throws -> OfflineVoice {
         var voice = OfflineVoice(microphonePath: mic, prompts: prompts)
         let known = room.prompts.map(\.id)
         for prompt in prompts where !known.contains(prompt.id) {
-            throw ValidationError("--prompt \(prompt.id): the room has no such prompt" + (known.isEmpty ? "" : "; it has \(known.joined(separator: ", "))"))
+            throw ValidationError("--prompt \"\(prompt.id)\": the room has no such prompt" + (known.isEmpty ? "" : "; it has \(known.joined(separator: ", "))"))
         }
         for prompt in prompts where prompt.seconds >= seconds {
             throw ValidationError("--prompt at \(prompt.seconds) s is not inside the \(seconds) s rendered")

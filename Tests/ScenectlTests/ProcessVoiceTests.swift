@@ -206,7 +206,7 @@ final class VoiceFolder {
         #expect(times == times.sorted() && times.count == parsed.count)
 
         let unknown = try Scenectl.run(["render", folder.path + "/room.yaml", "--out", folder.path + "/out.wav", "--prompt", "0.5:hello"])
-        #expect(unknown.status == 2 && unknown.stderr.contains("--prompt hello: the room has no such prompt"), "\(unknown.stderr)")
+        #expect(unknown.status == 2 && unknown.stderr.contains("--prompt \"hello\": the room has no such prompt"), "\(unknown.stderr)")
         let stereo = folder.path + "/stereo.wav"
         try VoiceFolder.write([Float](repeating: 0.1, count: 4_800), rate: 48_000, to: stereo, channels: 2)
         let badMic = try Scenectl.run(["render", folder.path + "/room.yaml", "--out", folder.path + "/out.wav", "--mic", stereo])

@@ -177,7 +177,12 @@ final class RenderFolder {
         (["--prompt", "3:"], "expected SECONDS:PROMPT, such as 3.5:welcome"),
         (["--memory-budget", "1"], "1 byte is less than the smallest budget, 1 MiB"),
         (["--memory-budget", "lots"], "expected a size such as 2G, 512M, 1.5GiB or a number of bytes"),
-        (["--seconds", "0.00001"], "--seconds, 1e-05 s, is less than one sample at 48000 Hz; nothing would be rendered"),
+        (["--seconds", "0.00001"], "--seconds 1e-05 is less than one sample at 48000 Hz; nothing would be rendered"),
+        (["--seconds", "-1"], "--seconds must be more than 0 and at most 3600, got -1.0"),
+        (["--prompt", "-1:welcome"], "\"-1\" is not a time"),
+        (["--memory-budget", "9999999999G"], "more bytes than a budget can count"),
+        (["--memory-budget", "1048575"], "1048575 bytes is less than the smallest budget, 1 MiB (1048576 bytes)"),
+        (["--memory-budget", "0x10M"], "expected a size such as 2G"),
     ])
     func usageErrorsExitWith2(options: [String], message: String) throws {
         let folder = try RenderFolder()
@@ -193,9 +198,15 @@ final class RenderFolder {
             .write(toFile: folder.scene, atomically: true, encoding: .utf8)
         let out = folder.path + "/out.wav"
         let result = try Scenectl.run(["render", folder.scene, "--out", out])
-        #expect(result.status == 2 && result.stderr.contains("the scene's duration, 1e-05 s, is less than one sample"), "\(result.stderr)")
+        #expect(result.status == 2 && result.stderr.contains("room.yaml:1: duration: \"0.00001\": is less than one sample at 48000 Hz"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out))
-        #expect(try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "0.01"]).status == 0)
+        // The scene itself is wrong, whatever --seconds says.
+        #expect(try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "0.01"]).status == 2)
+        // One block renders; a budget's units are read whatever their case.
+        try "duration: 0.01\nsources:\n  - { id: tone, file: tone.wav, position: [1, 0, 0] }\n"
+            .write(toFile: folder.scene, atomically: true, encoding: .utf8)
+        #expect(try Scenectl.run(["render", folder.scene, "--out", out, "--memory-budget", "64m"]).status == 0)
+        #expect(try AudioFileReader.read(path: out).buffer.frameCount == 480)
     }
 
     @Test func outMustBeWavOrFlac() throws {
