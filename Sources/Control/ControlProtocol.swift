@@ -68,7 +68,8 @@ public enum ControlProtocol {
             guard let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String,
                   text.hasPrefix("Number "), text.hasSuffix(" is not representable in Swift.") else { return nil }
             let number = text.dropFirst("Number ".count).dropLast(" is not representable in Swift.".count)
-            return "the number \(number) is beyond the range of a double (about 1.8e308)"
+            let shown = number.count > 40 ? "\(number.prefix(20))... (\(number.count) characters)" : String(number)
+            return "the number \(shown) is beyond the range of a double (about 1.8e308)"
         }
     }
 

@@ -33,6 +33,8 @@ struct ControlSocketTests {
             ("{\"v\":1,\"verb\":\"mute\",\"args\":{\"on\":1}}", "mute: on: 1: expected true or false"),
             ("{\"v\":1,\"verb\":\"gain\",\"args\":{\"id\":\"tone\",\"db\":-1e309}}",
              "malformed request: the number -1e309 is beyond the range of a double (about 1.8e308)"),
+            ("{\"v\":1,\"verb\":\"gain\",\"args\":{\"id\":\"tone\",\"db\":1\(String(repeating: "0", count: 400))}}",
+             "malformed request: the number 10000000000000000000... (401 characters) is beyond the range of a double"),
             ("{\"v\":1,\"verb\":\"load\",\"args\":{\"path\":\"/dev/zero\"}}", "is not a regular file"),
             ("{\"v\":1,\"verb\":\"load\",\"args\":{\"path\":\"\(daemon.fifo)\"}}", "is not a regular file"),
             ("{\"v\":1,\"verb\":\"mic\",\"args\":{\"file\":\"\(daemon.fifo)\"}}", "is not a regular file"),
