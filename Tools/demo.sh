@@ -2,18 +2,19 @@
 # From a fresh machine: install what is missing, build, render the demo room
 # offline, and play the render when a PulseAudio server answers.
 set -euo pipefail
+# A scene named on the command line is found from where the command was given.
+scene="$(realpath -m -- "${1:-$(dirname "$0")/../Scenes/tavern.yaml}")"
 cd "$(dirname "$0")/.."
 
 Tools/install-deps.sh
 Tools/make_assets.sh
 swift build -c release --product scenectl
 mkdir -p out
-scene="${1:-Scenes/tavern.yaml}"
 name="$(basename "${scene%.*}")"
 out="out/$name.wav"
 # The tavern's app greets the player: its welcome prompt, in the style the voice session allows.
 prompt=()
-[[ "$scene" == Scenes/tavern.yaml ]] && prompt=(--prompt 0.5:welcome)
+[[ "$scene" == "$(realpath Scenes/tavern.yaml)" ]] && prompt=(--prompt 0.5:welcome)
 .build/release/scenectl render "$scene" --out "$out" --events "out/$name.events.jsonl" "${prompt[@]}" \
   --plot "out/$name.svg" --plot "out/$name.png"
 if [[ -s "out/$name.events.jsonl" ]]; then
