@@ -98,8 +98,16 @@ public struct RenderSummary: Codable, Sendable {
     public var sources: [Source]
     /// Routes taken during the render: "5.00 s -> speakers (panning)".
     public var routeChanges: [String]
-    /// Prompts triggered but still waiting when the render ended: "welcome (waited 0.40 s)".
-    public var promptsWaiting: [String]
+    /// A prompt triggered but still waiting when the render ended.
+    public struct WaitingPrompt: Codable, Sendable {
+        /// Its id.
+        public var prompt: String
+        /// Seconds it had waited.
+        public var waited: Double
+    }
+
+    /// Prompts triggered but still waiting when the render ended, oldest first.
+    public var promptsWaiting: [WaitingPrompt]
     /// The voice session, if the room has one.
     public var voice: Voice?
     /// Each output channel's levels.
@@ -230,7 +238,8 @@ public enum OfflineRender {
                 try engine.changeRoute(to: change.route, atFrame: change.frame)
                 pending.removeFirst()
             }
-            while let prompt = prompts.first, Int(prompt.seconds * Double(Room.sampleRate)) < blockEnd {
+            // At the first block at or after its time, as a live prompt starts at the next block.
+            while let prompt = prompts.first, Int((prompt.seconds * Double(Room.sampleRate)).rounded()) <= engine.framesRendered {
                 try engine.triggerPrompt(prompt.id)
                 prompts.removeFirst()
             }
@@ -273,7 +282,7 @@ public enum OfflineRender {
             routeChanges: routeChanges.map {
                 String(format: "%.2f s -> ", $0.seconds) + "\($0.route.resolved()) (\($0.route.automaticAlgorithm))"
             },
-            promptsWaiting: engine.waitingPrompts.map { "\($0.id) (waited \(String(format: "%.2f", $0.waited)) s)" },
+            promptsWaiting: engine.waitingPrompts.map { RenderSummary.WaitingPrompt(prompt: $0.id, waited: $0.waited) },
             voice: voiceSummary,
             channels: renderer.layout.channelLabels.indices.map {
                 RenderSummary.Channel(name: renderer.layout.channelLabels[$0], peak: meter.peakDecibels(channel: $0), rms: meter.rmsDecibels(channel: $0))
@@ -328,7 +337,8 @@ extension RenderSummary: CustomStringConvertible {
         }
         for change in routeChanges { lines.append("route change: \(change)") }
         if !promptsWaiting.isEmpty {
-            lines.append("prompts still waiting when the render ended, never played: \(promptsWaiting.joined(separator: ", "))")
+            let waiting = promptsWaiting.map { "\($0.prompt) (waited \(String(format: "%.2f", $0.waited)) s)" }
+            lines.append("prompts still waiting when the render ended, never played: \(waiting.joined(separator: ", "))")
         }
         if let voice {
             lines.append("voice: mic \(voice.microphone)\(voice.muted ? ", muted" : ""); echo cancellation \(voice.echoCancellation)")

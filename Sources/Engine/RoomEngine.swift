@@ -19,7 +19,8 @@ import Voice
 public final class RoomEngine {
     /// The engine's block: 10 ms at 48 kHz.
     public static let blockFrames = RoomRenderer.blockFrames
-    /// How long a prompt waits for a style that lets it play before it is dropped.
+    /// How long after it is asked for a prompt may still start: one that the
+    /// style keeps waiting past it (someone talks) is dropped.
     public static let promptTimeoutSeconds = 5.0
 
     /// The room it plays.
@@ -412,20 +413,22 @@ public final class RoomEngine {
         }
     }
 
-    /// Starts the oldest waiting prompt if the style lets it play, or drops it once it has waited too long.
+    /// Starts the oldest waiting prompt if the style lets it play, or,
+    /// while it does not, drops every one that has waited too long.
     private func startPrompts() {
-        guard playing == nil, let (index, triggered) = promptQueue.first else { return }
-        let waited = Double(framesRendered - triggered) / Double(Room.sampleRate)
-        switch advisor.style {
-        case .normal, .short:
-            let variant = advisor.style
-            playing = (variant == .normal ? prompts[index].normal : prompts[index].short, 0)
-            events.append(EngineEvent(frame: framesRendered, kind: .promptPlayed(id: prompts[index].id, variant: variant, waited: waited)))
-            promptQueue.removeFirst()
-        case .none:
-            guard waited >= Self.promptTimeoutSeconds else { return }
-            events.append(EngineEvent(frame: framesRendered, kind: .promptDropped(id: prompts[index].id, waited: waited)))
-            promptQueue.removeFirst()
+        while playing == nil, let (index, triggered) = promptQueue.first {
+            let waited = Double(framesRendered - triggered) / Double(Room.sampleRate)
+            switch advisor.style {
+            case .normal, .short:
+                let variant = advisor.style
+                playing = (variant == .normal ? prompts[index].normal : prompts[index].short, 0)
+                events.append(EngineEvent(frame: framesRendered, kind: .promptPlayed(id: prompts[index].id, variant: variant, waited: waited)))
+                promptQueue.removeFirst()
+            case .none:
+                guard waited >= Self.promptTimeoutSeconds else { return }
+                events.append(EngineEvent(frame: framesRendered, kind: .promptDropped(id: prompts[index].id, waited: waited)))
+                promptQueue.removeFirst()
+            }
         }
     }
 

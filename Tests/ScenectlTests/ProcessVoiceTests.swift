@@ -163,11 +163,14 @@ final class VoiceFolder {
         let folder = try VoiceFolder()
         try "prompts:\n  - { id: hi, normal: far.wav, short: far.wav }\n"
             .write(toFile: folder.path + "/room.yaml", atomically: true, encoding: .utf8)
+        // Asked for at 0.195 s, they start at the first block at or after it: 0.2 s.
         let arguments = ["render", folder.path + "/room.yaml", "--out", folder.path + "/out.wav", "--seconds", "1",
-                         "--prompt", "0.2:hi", "--prompt", "0.2:hi"]
+                         "--prompt", "0.195:hi", "--prompt", "0.195:hi"]
         let json = try Scenectl.run(arguments + ["--json"])
         #expect(json.status == 0, "\(json.stderr)")
-        #expect(try json.summary()["promptsWaiting"] as? [String] == ["hi (waited 0.80 s)"])
+        let waiting = try json.summary()["promptsWaiting"] as? [[String: Any]]
+        #expect(waiting?.count == 1 && waiting?.first?["prompt"] as? String == "hi" && waiting?.first?["waited"] as? Double == 0.8,
+                "\(String(describing: waiting))")
         let text = try Scenectl.run(arguments)
         #expect(text.stdout.contains("prompts still waiting when the render ended, never played: hi (waited 0.80 s)"), "\(text.stdout)")
         // The one that played is heard from 0.2 s; before it, nothing.
