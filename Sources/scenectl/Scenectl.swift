@@ -20,12 +20,23 @@ struct Scenectl: ParsableCommand {
     /// Runs the command; usage errors exit with 2, like scene validation errors.
     static func main() {
         Console.start()
+        var command: ParsableCommand
         do {
-            var command = try parseAsRoot()
-            try command.run()
+            command = try parseAsRoot()
         } catch {
             if exitCode(for: error) == .validationFailure {
                 Console.error(fullMessage(for: error))
+                Foundation.exit(ExitStatus.usage)
+            }
+            exit(withError: error)
+        }
+        do {
+            try command.run()
+        } catch {
+            // The command line parsed, but what it names cannot be done: the
+            // reason, without the root command's usage, which would mislead.
+            if exitCode(for: error) == .validationFailure {
+                Console.error("Error: " + message(for: error))
                 Foundation.exit(ExitStatus.usage)
             }
             exit(withError: error)
