@@ -161,6 +161,13 @@ public struct PromptTrigger: Sendable, Equatable {
     /// The prompt's id.
     public var id: String
 
+    /// The frame it starts on: the first block at or after its time, as a
+    /// live prompt starts at the block after it is asked for.
+    public var startFrame: Int {
+        let frame = Int((seconds * Double(Room.sampleRate)).rounded()), block = RoomEngine.blockFrames
+        return (frame + block - 1) / block * block
+    }
+
     /// Prompt `id` triggered at `seconds` on the room's timeline.
     public init(seconds: Double, id: String) {
         self.seconds = seconds
@@ -238,8 +245,7 @@ public enum OfflineRender {
                 try engine.changeRoute(to: change.route, atFrame: change.frame)
                 pending.removeFirst()
             }
-            // At the first block at or after its time, as a live prompt starts at the next block.
-            while let prompt = prompts.first, Int((prompt.seconds * Double(Room.sampleRate)).rounded()) <= engine.framesRendered {
+            while let prompt = prompts.first, prompt.startFrame <= engine.framesRendered {
                 try engine.triggerPrompt(prompt.id)
                 prompts.removeFirst()
             }
@@ -282,7 +288,7 @@ public enum OfflineRender {
             routeChanges: routeChanges.map {
                 String(format: "%.2f s -> ", $0.seconds) + "\($0.route.resolved()) (\($0.route.automaticAlgorithm))"
             },
-            promptsWaiting: engine.waitingPrompts.map { RenderSummary.WaitingPrompt(prompt: $0.id, waited: $0.waited) },
+            promptsWaiting: engine.waitingPrompts(at: totalFrames).map { RenderSummary.WaitingPrompt(prompt: $0.id, waited: $0.waited) },
             voice: voiceSummary,
             channels: renderer.layout.channelLabels.indices.map {
                 RenderSummary.Channel(name: renderer.layout.channelLabels[$0], peak: meter.peakDecibels(channel: $0), rms: meter.rmsDecibels(channel: $0))

@@ -208,8 +208,9 @@ public final class RoomEngine {
         pendingRouteChange = (max(frame ?? framesRendered, framesRendered), route)
     }
 
-    /// Plays prompt `id` in the variant the prompt style allows, now or
-    /// once it allows one; after `promptTimeoutSeconds` it is dropped.
+    /// Plays prompt `id` in the variant the prompt style allows, now or once
+    /// it allows one: dropped at once when `promptQueueCapacity` wait, or
+    /// once `promptTimeoutSeconds` have passed while someone talks.
     public func triggerPrompt(_ id: String) throws {
         guard let index = prompts.firstIndex(where: { $0.id == id }) else {
             throw UnknownPromptError(id: id, known: prompts.map(\.id))
@@ -217,14 +218,16 @@ public final class RoomEngine {
         triggerPrompt(index: index)
     }
 
-    /// The prompts still waiting to play and how long each has waited, oldest first.
-    public var waitingPrompts: [(id: String, waited: Double)] {
-        promptQueue.map { (prompts[$0.prompt].id, Double(framesRendered - $0.frame) / Double(Room.sampleRate)) }
+    /// The prompts still waiting to play and how long each had waited at
+    /// `frame`, oldest first. Only where nothing else renders this engine
+    /// (offline); it allocates.
+    public func waitingPrompts(at frame: Int) -> [(id: String, waited: Double)] {
+        promptQueue.map { (prompts[$0.prompt].id, Double(max(frame - $0.frame, 0)) / Double(Room.sampleRate)) }
     }
 
     // MARK: Live control, on the render thread
 
-    /// Prompts waiting for a style that lets them play; more are refused.
+    /// Prompts that may wait to start; one more is dropped at once.
     public static let promptQueueCapacity = 16
 
     /// The renderers of both mixes, to crossfade into.
@@ -288,11 +291,11 @@ public final class RoomEngine {
     /// Whether the room's uplink runs: it has a voice session.
     public var hasUplink: Bool { uplink != nil }
 
-    /// Plays prompt number `index` of the room, or drops it at once when
-    /// `promptQueueCapacity` already wait: every prompt is played or dropped.
+    /// Plays prompt number `index` of the room, or drops it at once, and
+    /// says so, when `promptQueueCapacity` already wait.
     public func triggerPrompt(index: Int) {
         guard promptQueue.count < Self.promptQueueCapacity else {
-            events.append(EngineEvent(frame: framesRendered, kind: .promptDropped(id: prompts[index].id, waited: 0)))
+            post(.promptDropped(id: prompts[index].id, waited: 0))
             return
         }
         promptQueue.append((index, framesRendered))

@@ -690,7 +690,8 @@ public final class RoomSession: @unchecked Sendable {
         post(.recordingStopped(path: path, reason: reason))
     }
 
-    /// Plays prompt `id` in the variant the prompt style allows, or drops it after a wait.
+    /// Plays prompt `id` in the variant the prompt style allows, now or once it
+    /// allows one; `promptDropped` says when it will not play.
     public func triggerPrompt(_ id: String) throws {
         try lock.withLock {
             guard let index = room.prompts.firstIndex(where: { $0.id == id }) else {

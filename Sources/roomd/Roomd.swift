@@ -37,7 +37,7 @@ struct Roomd: AsyncParsableCommand {
     var uplink: String?
 
     @Option(parsing: .unconditional,
-            help: "The most decoded audio the room may hold (2G, 512M, ...): a scene, load, add or mic over it is refused.",
+            help: "The most decoded audio the room may hold (2G, 512M, ...): a scene, load, add or mic over it is refused (default: \(MemoryBudget.standard)).",
             transform: MemoryBudget.parse)
     var memoryBudget = MemoryBudget.standard
 

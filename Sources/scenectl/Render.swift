@@ -60,7 +60,7 @@ struct Render: ParsableCommand {
     var plots: [String] = []
 
     @Option(parsing: .unconditional,
-            help: "The most decoded audio the room may hold (2G, 512M, ...): a scene over it is refused before anything is decoded.",
+            help: "The most decoded audio the room may hold (2G, 512M, ...): a scene over it is refused before anything is decoded (default: \(MemoryBudget.standard)).",
             transform: MemoryBudget.parse)
     var memoryBudget = MemoryBudget.standard
 
@@ -82,9 +82,7 @@ struct Render: ParsableCommand {
         if let format, (format == .flac) != (implied == .flac) {
             throw ValidationError("--format \(format) does not fit the file name \"\(out)\"")
         }
-        for prompt in prompts where seconds.map({ prompt.seconds >= $0 }) ?? false {
-            throw ValidationError("--prompt at \(prompt.seconds) s is not inside the \(seconds!) s rendered")
-        }
+        if let seconds { try Self.requirePromptsInside(prompts, seconds: seconds) }
         try OutputOptions.requireDistinct([("--out", out), ("--events", events)])
         try PlotOutput.validate(plots, others: [("--out", out), ("--events", events)])
     }
@@ -168,15 +166,23 @@ struct Render: ParsableCommand {
     }
 
     /// The voice options, checked against the room.
+    /// A prompt starts on a block; one that would start after the render ends would never be heard.
+    private static func requirePromptsInside(_ prompts: [PromptTrigger], seconds: Double) throws {
+        let end = Int((seconds * Double(Room.sampleRate)).rounded())
+        for prompt in prompts where prompt.startFrame >= end {
+            let start = Double(prompt.startFrame) / Double(Room.sampleRate)
+            let when = start == prompt.seconds ? "" : String(format: ", which starts at %.2f s (prompts start on the engine's 10 ms blocks),", start)
+            throw ValidationError("--prompt at \(prompt.seconds) s\(when) is not inside the \(seconds) s rendered")
+        }
+    }
+
     private func offlineVoice(room: Room, seconds: Double) throws -> OfflineVoice {
         var voice = OfflineVoice(microphonePath: mic, prompts: prompts)
         let known = room.prompts.map(\.id)
         for prompt in prompts where !known.contains(prompt.id) {
             throw ValidationError("--prompt \"\(prompt.id)\": the room has no such prompt" + (known.isEmpty ? "" : "; it has \(known.joined(separator: ", "))"))
         }
-        for prompt in prompts where prompt.seconds >= seconds {
-            throw ValidationError("--prompt at \(prompt.seconds) s is not inside the \(seconds) s rendered")
-        }
+        try Self.requirePromptsInside(prompts, seconds: seconds)
         if let mic {
             let header: (channels: Int, sampleRate: Int, frames: Int)
             do { header = try AudioFileReader.header(path: mic) } catch { throw ValidationError("--mic \"\(mic)\": \(error)") }

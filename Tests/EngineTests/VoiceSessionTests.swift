@@ -102,11 +102,11 @@ import Glibc
         #expect(drops.count == 2 && drops.allSatisfy { abs($0.seconds - 0.1) < 1e-9 }, "\(early.events)")
         // 0.4 s after the trigger 8 have played, one of them still playing, and 8 wait.
         let playedEarly = early.events.filter { if case .promptPlayed = $0.kind { true } else { false } }.count
-        #expect(playedEarly == 8 && engine.waitingPrompts.count == RoomEngine.promptQueueCapacity - 8, "\(playedEarly) played")
-        #expect(engine.waitingPrompts.allSatisfy { $0.id == "beep" && abs($0.waited - 0.4) < 1e-9 })
+        #expect(playedEarly == 8 && engine.waitingPrompts(at: engine.framesRendered).count == RoomEngine.promptQueueCapacity - 8, "\(playedEarly) played")
+        #expect(engine.waitingPrompts(at: engine.framesRendered).allSatisfy { $0.id == "beep" && abs($0.waited - 0.4) < 1e-9 })
 
         let late = try VoiceRoom.run(engine, seconds: 1)
-        #expect(late.events.filter { if case .promptPlayed = $0.kind { true } else { false } }.count == 8 && engine.waitingPrompts.isEmpty)
+        #expect(late.events.filter { if case .promptPlayed = $0.kind { true } else { false } }.count == 8 && engine.waitingPrompts(at: engine.framesRendered).isEmpty)
         // What played: the beep without a break for the 16 that queued, then nothing.
         let left = early.left + late.left
         let start = 4_800, end = start + RoomEngine.promptQueueCapacity * beep.count

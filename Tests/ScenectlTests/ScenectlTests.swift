@@ -175,6 +175,7 @@ final class RenderFolder {
         (["--route-change", "speakers"], "expected SECONDS:ROUTE, such as 5:speakers"),
         (["--prompt=-1:welcome"], "\"-1\" is not a time: expected seconds on the room's timeline, 0 or more"),
         (["--prompt", "3:"], "expected SECONDS:PROMPT, such as 3.5:welcome"),
+        (["--prompt", "2.995:welcome", "--seconds", "3"], "--prompt at 2.995 s, which starts at 3.00 s (prompts start on the engine's 10 ms blocks), is not inside the 3.0 s rendered"),
         (["--memory-budget", "1"], "1 byte is less than the smallest budget, 1 MiB"),
         (["--memory-budget", "lots"], "expected a size such as 2G, 512M, 1.5GiB or a number of bytes"),
         (["--seconds", "0.00001"], "--seconds 1e-05 is less than one sample at 48000 Hz; nothing would be rendered"),
