@@ -186,7 +186,10 @@ final class Steering {
             let id = points[step / 50 % points.count]
             try step % 100 < 50 ? session.stop(id) : session.play(id)
         case 46 where step % 350 == 46 && changesRoutes: try session.forceRoute(step % 700 < 350 ? .speakers : nil)
-        case 47 where step % 250 == 47: if let prompt { try session.triggerPrompt(prompt) }
+        case 47 where step % 250 == 47:
+            // Now and then more at once than may wait: the rest are dropped, and said to be, on the render thread.
+            let count = step % 1_000 == 47 ? RoomEngine.promptQueueCapacity + 4 : 1
+            if let prompt { for _ in 0..<count { try session.triggerPrompt(prompt) } }
         case 3, 23:
             guard let file else { break }
             joins += 1
