@@ -85,7 +85,7 @@ public struct RoomReverb: Sendable, Equatable {
     /// Level of the reverb return, in dB.
     public var levelDecibels: Double
 
-    /// Makes a reverb of `preset` with its return at `levelDecibels` dB (-60 to 12 in a scene file); 0 dB by default.
+    /// Makes a reverb of `preset` with its return at `levelDecibels` dB (-60 to 0 in a scene file); 0 dB by default.
     public init(preset: Preset, levelDecibels: Double = 0) {
         self.preset = preset
         self.levelDecibels = levelDecibels

@@ -62,7 +62,8 @@ final class SceneReader {
         if let node = keys["reverb"], let reverb = mapping(node, "reverb", allowed: ["preset", "level"]),
            let presetNode = required(reverb, "preset", in: "reverb", node),
            let preset: RoomReverb.Preset = choice(presetNode, "reverb.preset") {
-            let level = reverb["level"].flatMap { number($0, "reverb.level", in: -60...12, unit: "dB") } ?? 0
+            // An EFX effect slot's gain is at most 1: OpenAL refuses a louder return.
+            let level = reverb["level"].flatMap { number($0, "reverb.level", in: -60...0, unit: "dB") } ?? 0
             scene.reverb = RoomReverb(preset: preset, levelDecibels: level)
         }
         if let node = keys["sources"] {

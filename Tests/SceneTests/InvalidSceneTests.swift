@@ -75,6 +75,9 @@ let invalidScenes: [Invalid] = [
             message: "\"bathroom\": expected one of smallRoom, mediumRoom, largeRoom, mediumHall, largeHall, plate, mediumChamber, largeChamber, cathedral"),
     Invalid(name: "reverb without a preset", yaml: "reverb: { level: -6 }\n", line: 1, field: "reverb.preset",
             message: "missing required key \"preset\""),
+    // OpenAL refuses an effect slot's gain over 1: the render failed on it.
+    Invalid(name: "reverb louder than 0 dB", yaml: "reverb: { preset: plate, level: 6 }\n", line: 1, field: "reverb.level",
+            message: "\"6\": must be between -60 and 0 dB"),
     Invalid(name: "occlusion on a bed", yaml: "sources:\n  - id: b\n    file: foa.wav\n    mode: bed\n    occlusion: -10\n", line: 5,
             field: "sources[0].occlusion", message: "a bed is the room's own ambience"),
     Invalid(name: "unknown algorithm", yaml: "sources:\n\(validSource)\n    algorithm: raytraced\n", line: 5,
