@@ -1026,7 +1026,8 @@ public final class RoomSession: @unchecked Sendable {
 
     /// The room as it is now, as a scene: a source that glided stands where
     /// it is, the rest of a glide under way becomes keyframes from time 0,
-    /// and gains, playing and the listener are as last set.
+    /// gains, playing, the listener, a forced route and a microphone
+    /// recording are as last set.
     public func scene() -> SceneDescription {
         lock.withLock {
             let frame = live.frame
@@ -1034,13 +1035,21 @@ public final class RoomSession: @unchecked Sendable {
             let listener = controls.listenerState
             scene.listenerPosition = listener.position
             scene.listenerOrientation = listener.orientation
-            /// A source's entry as it plays now; `origin`: the frame its keyframes count from.
+            if let forcedRoute { scene.route = RouteName(forcedRoute) }
+            if let microphoneFile { scene.voice?.microphone = .file(path: microphoneFile) }
+            /// A source's entry as it plays now; `origin`: the frame its keyframes and start count from.
             func current(_ entry: SourceDescription, origin: Int = 0) -> SourceDescription {
                 var description = entry
                 guard let state = controls.state(of: description.id) else { return description }
                 description.gainDecibels = state.gainDecibels
                 description.playing = state.playing
-                if state.startFrame != SourceState(entry).startFrame { description.start = 0 }
+                if state.startFrame != SourceState(entry).startFrame + origin {
+                    // Played again since: it plays from the saved room's start.
+                    description.start = 0
+                } else if origin > 0 {
+                    // Added while the room played: what is left of its wait, none once it has started.
+                    description.start = Double(max(state.startFrame - frame, 0)) / Double(Room.sampleRate)
+                }
                 if let glide = state.glide {
                     description.placement = glide.remainder(from: frame)
                 } else if case .moving(var path) = entry.placement {

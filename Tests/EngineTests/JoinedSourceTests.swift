@@ -243,6 +243,29 @@ import Testing
         #expect(path.keyframes.map(\.time) == [0.5, 1.0, 1.1], "\(path.keyframes.map(\.time))")
     }
 
+    /// Saved, a source added with a start to come keeps what is left of its
+    /// wait (it was saved as starting at once), and one that has started
+    /// starts at once; a forced route is saved as the scene's route.
+    @Test func saveKeepsAnAddedSourcesWaitAndAForcedRoute() throws {
+        let folder = try Folder()
+        let driver = try Driver(Self.quietRoom())
+        driver.render(blocks: 50)
+        try driver.session.add(entry: "{id: late, file: noise.wav, loop: true, position: [2, 0, 0], start: 1}", relativeTo: folder.path)
+        driver.render(blocks: 30)
+        #expect(Self.level(driver.render(blocks: 10)) < -90, "nothing yet, 0.4 s into a wait of 1 s")
+        let waiting = driver.session.scene().sources.first { $0.id == "late" }
+        #expect(abs((waiting?.start ?? -1) - 0.6) < 1e-9, "saved with \(String(describing: waiting?.start)) s to wait")
+        driver.render(blocks: 60)
+        #expect(Self.level(driver.render(blocks: 10)) > -40, "heard once its wait is over")
+        #expect(driver.session.scene().sources.first { $0.id == "late" }?.start == 0)
+
+        #expect(driver.session.scene().route == .headphones)
+        try driver.session.forceRoute(.speakers)
+        #expect(driver.session.scene().route == .speakers)
+        try driver.session.forceRoute(nil)
+        #expect(driver.session.scene().route == .headphones)
+    }
+
     /// What OpenAL does not render (the sound field, a file played as it
     /// is) takes over a point within two blocks, without a gap and without
     /// new renderers, for a scene source and for one that joined.

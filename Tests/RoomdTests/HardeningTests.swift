@@ -360,6 +360,29 @@ struct HardeningTests {
         #expect(!FileManager.default.fileExists(atPath: daemon.folder + "/x"))
     }
 
+    /// `save` keeps what `route` forced and the recording `mic` took: the
+    /// room loads again as it played.
+    @Test func saveKeepsAForcedRouteAndTheMicrophonesRecording() throws {
+        let daemon = try RoomDaemon(scene: .tone(at: [-2, 0, 0], voice: "aec: off"))
+        let client = try RawClient(path: daemon.socket)
+        let mic = daemon.folder + "/mic.wav"
+        try FileManager.default.copyItem(atPath: daemon.folder + "/tone.wav", toPath: mic)
+        for request in [#""verb":"mic","args":{"file":"\#(mic)"}"#, #""verb":"route","args":{"route":"speakers"}"#,
+                        #""verb":"save","args":{"path":"\#(daemon.folder)/saved.yaml"}"#] {
+            let reply = try client.request("{\"v\":1,\(request)}")
+            #expect(reply["ok"] as? Bool == true, "\(request) -> \(reply)")
+        }
+        let saved = try String(contentsOfFile: daemon.folder + "/saved.yaml", encoding: .utf8)
+        #expect(saved.contains("route: speakers") && saved.contains("mic.wav"), "\(saved)")
+        let out = daemon.folder + "/render.txt"
+        let render = try ChildProcess.spawn(LiveRoom.product("scenectl"),
+                                            ["render", daemon.folder + "/saved.yaml", "--out", daemon.folder + "/out.wav", "--seconds", "0.1"],
+                                            environment: daemon.environment, output: out, errors: "/dev/null")
+        #expect(render.wait() == 0)
+        let summary = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(summary.contains("route: speakers (scene output.route)") && summary.contains("mic mic.wav"), "\(summary)")
+    }
+
     /// A recording on a disk that fills stops, says why in an event and in
     /// `status`, and the room plays on; the file keeps a header that reads.
     @Test func aFullDiskStopsTheRecordingNotTheRoom() throws {
