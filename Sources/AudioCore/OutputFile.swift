@@ -42,6 +42,8 @@ public final class OutputFile {
     public let isStream: Bool
     /// The file the temporary one is renamed over; nil when written in place.
     private let target: String?
+    /// A new file was asked for: one made under its name since the check is not replaced.
+    private let keepsExisting: Bool
     private var finished = false
 
     /// Temporary files not yet committed, removed if the program is interrupted.
@@ -53,6 +55,10 @@ public final class OutputFile {
     /// one of `outputs`, which the program writes already.
     public init(_ path: String, policy: Policy, inputs: [String] = [], outputs: [String] = []) throws {
         self.path = path
+        keepsExisting = switch policy {
+        case .record(let force), .document(let force): !force
+        case .replace: false
+        }
         func refuse(_ reason: String) -> OutputFileError { OutputFileError(path: path, reason: reason) }
         if path == "-" || path == "/dev/stdout" {
             guard case .replace(streams: true) = policy else { throw refuse("the standard output cannot take this output: it needs a file") }
@@ -74,7 +80,7 @@ public final class OutputFile {
             if exists {
                 switch link.st_mode & S_IFMT {
                 case S_IFLNK: throw refuse("it is a symlink; name the file itself")
-                case S_IFREG: if !force { throw refuse("it exists; pass --force to replace it") }
+                case S_IFREG: if !force { throw refuse(Self.exists) }
                 case S_IFDIR: throw refuse("it is a folder")
                 default: throw refuse("it is a device, a FIFO or a socket, not a file")
                 }
@@ -84,8 +90,8 @@ public final class OutputFile {
         }
         if let clash = Self.clash(path, outputs: outputs) { throw refuse(clash) }
         if case .record = policy {
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-            guard descriptor >= 0 else { throw refuse(String(cString: strerror(errno))) }
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | (keepsExisting ? O_EXCL : 0), 0o644)
+            guard descriptor >= 0 else { throw refuse(errno == EEXIST ? Self.exists : String(cString: strerror(errno))) }
             (writingPath, self.descriptor, isStream, target) = (path, descriptor, false, nil)
         } else {
             let kind = resolves ? info.st_mode & S_IFMT : S_IFREG
@@ -98,7 +104,10 @@ public final class OutputFile {
                     free(resolved)
                 }
                 let folder = URL(fileURLWithPath: real).deletingLastPathComponent().path
-                var template = Array("\(folder)/.\(URL(fileURLWithPath: real).lastPathComponent).XXXXXX".utf8CString)
+                // Beside it, under its name cut short enough that the dot and the six random letters still fit a name.
+                var name = Substring(URL(fileURLWithPath: real).lastPathComponent)
+                while name.utf8.count > Self.longestName - 8 { name = name.dropLast() }
+                var template = Array("\(folder)/.\(name).XXXXXX".utf8CString)
                 let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
                 guard descriptor >= 0 else { throw refuse("cannot write in \(folder): \(String(cString: strerror(errno)))") }
                 let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
@@ -205,12 +214,29 @@ public final class OutputFile {
         defer { close(descriptor) }
         guard let target else { return }
         Self.pendingLock.withLock { _ = Self.pending.remove(writingPath) }
-        if fsync(descriptor) != 0 || rename(writingPath, target) != 0 {
-            let reason = String(cString: strerror(errno))
+        func fail(_ reason: String) -> OutputFileError {
             unlink(writingPath)
-            throw OutputFileError(path: path, reason: "cannot write: \(reason)")
+            return OutputFileError(path: path, reason: reason)
         }
+        guard fsync(descriptor) == 0 else { throw fail("cannot write: \(String(cString: strerror(errno)))") }
+        if keepsExisting {
+            // A link, unlike a rename, fails on a file another writer made under the name meanwhile.
+            if link(writingPath, target) == 0 {
+                unlink(writingPath)
+                return
+            }
+            guard errno == EPERM || errno == EOPNOTSUPP else {
+                throw fail(errno == EEXIST ? Self.exists : "cannot write: \(String(cString: strerror(errno)))")
+            }
+            // A filesystem without hard links: the check, then the rename.
+            guard access(target, F_OK) != 0 else { throw fail(Self.exists) }
+        }
+        guard rename(writingPath, target) == 0 else { throw fail("cannot write: \(String(cString: strerror(errno)))") }
     }
+
+    private static let exists = "it exists; pass --force to replace it"
+    /// The longest file name, in bytes, that Linux filesystems take.
+    private static let longestName = Int(NAME_MAX)
 
     /// Gives the output up: a temporary file is removed, and the asked name keeps what it had.
     public func abandon() {
