@@ -242,9 +242,10 @@ struct Listener: DaemonVerb {
     static let configuration = CommandConfiguration(abstract: "Move or turn the listener; what is not given stays.")
     @OptionGroup var daemon: DaemonOptions
     @Option(parsing: .upToNextOption, help: "X Y Z in metres.") var position: [Double] = []
-    @Option(help: "Degrees, +90 faces right.") var yaw: Double?
-    @Option(help: "Degrees, +90 faces up.") var pitch: Double?
-    @Option(help: "Degrees.") var roll: Double?
+    // Unconditional: an angle may be negative, and would otherwise read as an option.
+    @Option(parsing: .unconditional, help: "Degrees, +90 faces right.") var yaw: Double?
+    @Option(parsing: .unconditional, help: "Degrees, +90 faces up.") var pitch: Double?
+    @Option(parsing: .unconditional, help: "Degrees.") var roll: Double?
 
     func validate() throws {
         if !position.isEmpty { _ = try scenectl.position(position, "--position") }

@@ -229,6 +229,9 @@ final class RenderFolder {
             let result = try Scenectl.run(arguments)
             #expect(result.status == 2 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
         }
+        // A negative angle after a space is an angle, sent on to roomd (here, none answers), not a missing value.
+        let negative = try Scenectl.run(["listener"] + socket + ["--yaw", "-45", "--pitch", "-10", "--roll", "-5"])
+        #expect(negative.status == 1 && negative.stderr.contains("no-roomd-") && !negative.stderr.contains("Missing value"), "\(negative.stderr)")
     }
 }
 
