@@ -175,6 +175,8 @@ final class SceneReader {
             case (_?, let motion?):
                 report(motion, "\(field).motion", "give either position or motion, not both")
             case (nil, nil):
+                // A multichannel file in spatializeIfMono plays as it is, where it needs no position.
+                if mode == .spatializeIfMono, let audio, let channels = channels(of: audio.path), channels > 1 { break }
                 report(SceneIssue(file: file, line: node.line, field: field,
                                   reason: "a point source needs a position or a motion"))
             }
@@ -401,6 +403,14 @@ final class SceneReader {
         if isDirectory.boolValue { return (path, "is a folder, not an audio file") }
         if !FileManager.default.isReadableFile(atPath: path) { return (path, "audio file is not readable (check its permissions)") }
         return (path, nil)
+    }
+
+    /// The channels `path`'s header gives, read once; nil when it cannot be read here.
+    private func channels(of path: String) -> Int? {
+        guard let inspectAudio, !path.isEmpty else { return nil }
+        let header = inspected[path] ?? Result { try inspectAudio(path) }
+        inspected[path] = header
+        return try? header.get().channels
     }
 
     private func inspect(_ path: String, node: YAMLNode, field: String, channelProblem: (Int) -> String?) {

@@ -192,6 +192,24 @@ final class RenderFolder {
         #expect(result.stderr.contains(message), "\(result.stderr)")
     }
 
+    /// A multichannel file in spatializeIfMono plays as it is and needs no
+    /// position; a mono one is a point and does.
+    @Test func aMultichannelFileNeedsNoPositionToPlayAsItIs() throws {
+        let folder = try RenderFolder()
+        try "sources:\n  - { id: air, file: air.wav }\n".write(toFile: folder.scene, atomically: true, encoding: .utf8)
+        let result = try Scenectl.run(["render", folder.scene, "--out", folder.path + "/out.wav", "--seconds", "1", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try result.summary()
+        let rendering = (summary["sources"] as? [[String: Any]])?.first?["rendering"] as? String
+        #expect(rendering == "spatializeIfMono with 4 channels -> passthrough", "\(String(describing: rendering))")
+        let levels = (summary["channels"] as? [[String: Any]])?.compactMap { $0["rmsDBFS"] as? Double } ?? []
+        #expect(levels.count == 2 && levels.allSatisfy { $0 > -30 }, "\(levels)")
+
+        try "sources:\n  - { id: tone, file: tone.wav }\n".write(toFile: folder.scene, atomically: true, encoding: .utf8)
+        let mono = try Scenectl.run(["render", folder.scene, "--out", folder.path + "/out.wav"])
+        #expect(mono.status == 2 && mono.stderr.contains("a point source needs a position or a motion"), "\(mono.stderr)")
+    }
+
     /// A scene's duration shorter than a sample would render an empty file.
     @Test func aSceneTooShortForOneSampleIsRefused() throws {
         let folder = try RenderFolder()
