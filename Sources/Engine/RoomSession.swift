@@ -586,6 +586,11 @@ public final class RoomSession: @unchecked Sendable {
                 return try allowance(path: path, at: FieldLocation(file: "mic", line: nil, field: "file"),
                               replacing: microphoneSamples.map(MemoryBudget.bytes) ?? 0)
             }
+            // As a scene's voice.mic: so the room saves as it plays, and loads again.
+            let channels = try AudioFileReader.header(path: path).channels
+            guard channels == 1 else {
+                throw SessionError.refused("mic: file: \"\(path)\": a microphone recording has one channel; this file has \(channels)")
+            }
             return try AudioFileReader.read(path: path, byteLimit: byteLimit, engineRate: Room.sampleRate).monoSamples(at: Room.sampleRate)
         }
         try lock.withLock {
@@ -1046,9 +1051,9 @@ public final class RoomSession: @unchecked Sendable {
                 if state.startFrame != SourceState(entry).startFrame + origin {
                     // Played again since: it plays from the saved room's start.
                     description.start = 0
-                } else if origin > 0 {
-                    // Added while the room played: what is left of its wait, none once it has started.
-                    description.start = Double(max(state.startFrame - frame, 0)) / Double(Room.sampleRate)
+                } else {
+                    // On the room's timeline, as its keyframes are: one that joined later counts from then.
+                    description.start = entry.start + Double(origin) / Double(Room.sampleRate)
                 }
                 if let glide = state.glide {
                     description.placement = glide.remainder(from: frame)

@@ -243,21 +243,24 @@ import Testing
         #expect(path.keyframes.map(\.time) == [0.5, 1.0, 1.1], "\(path.keyframes.map(\.time))")
     }
 
-    /// Saved, a source added with a start to come keeps what is left of its
-    /// wait (it was saved as starting at once), and one that has started
+    /// Saved, a source added with a start has it on the room's timeline, as
+    /// its keyframes (it was saved as starting at once), and one played again
     /// starts at once; a forced route is saved as the scene's route.
-    @Test func saveKeepsAnAddedSourcesWaitAndAForcedRoute() throws {
+    @Test func saveKeepsAnAddedSourcesStartAndAForcedRoute() throws {
         let folder = try Folder()
         let driver = try Driver(Self.quietRoom())
         driver.render(blocks: 50)
         try driver.session.add(entry: "{id: late, file: noise.wav, loop: true, position: [2, 0, 0], start: 1}", relativeTo: folder.path)
         driver.render(blocks: 30)
         #expect(Self.level(driver.render(blocks: 10)) < -90, "nothing yet, 0.4 s into a wait of 1 s")
+        // Joined 0.5 s in with a start of 1 s: it starts 1.5 s into the room, as its keyframes would count.
         let waiting = driver.session.scene().sources.first { $0.id == "late" }
-        #expect(abs((waiting?.start ?? -1) - 0.6) < 1e-9, "saved with \(String(describing: waiting?.start)) s to wait")
+        #expect(abs((waiting?.start ?? -1) - 1.5) < 1e-9, "saved to start at \(String(describing: waiting?.start)) s")
         driver.render(blocks: 60)
         #expect(Self.level(driver.render(blocks: 10)) > -40, "heard once its wait is over")
-        #expect(driver.session.scene().sources.first { $0.id == "late" }?.start == 0)
+        try driver.session.stop("late")
+        try driver.session.play("late")
+        #expect(driver.session.scene().sources.first { $0.id == "late" }?.start == 0, "played again: from the saved room's start")
 
         #expect(driver.session.scene().route == .headphones)
         try driver.session.forceRoute(.speakers)

@@ -1,4 +1,5 @@
 import AudioMeasurements
+import Devices
 import Foundation
 import Testing
 
@@ -365,8 +366,14 @@ struct HardeningTests {
     @Test func saveKeepsAForcedRouteAndTheMicrophonesRecording() throws {
         let daemon = try RoomDaemon(scene: .tone(at: [-2, 0, 0], voice: "aec: off"))
         let client = try RawClient(path: daemon.socket)
-        let mic = daemon.folder + "/mic.wav"
+        let mic = daemon.folder + "/mic.wav", stereo = daemon.folder + "/stereo.wav"
         try FileManager.default.copyItem(atPath: daemon.folder + "/tone.wav", toPath: mic)
+        let writer = try AudioFileWriter(path: stereo, format: .wavFloat, channelCount: 2, sampleRate: 48_000)
+        try [Float](repeating: 0.1, count: 9_600).withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+        try writer.close()
+        // A scene's microphone has one channel: taken live, it could not be saved.
+        let refused = try client.request(#"{"v":1,"verb":"mic","args":{"file":"\#(stereo)"}}"#)
+        #expect((refused["error"] as? String)?.contains("a microphone recording has one channel; this file has 2") == true, "\(refused)")
         for request in [#""verb":"mic","args":{"file":"\#(mic)"}"#, #""verb":"route","args":{"route":"speakers"}"#,
                         #""verb":"save","args":{"path":"\#(daemon.folder)/saved.yaml"}"#] {
             let reply = try client.request("{\"v\":1,\(request)}")
