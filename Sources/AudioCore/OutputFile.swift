@@ -225,11 +225,13 @@ public final class OutputFile {
                 unlink(writingPath)
                 return
             }
-            guard errno == EPERM || errno == EOPNOTSUPP else {
-                throw fail(errno == EEXIST ? Self.exists : "cannot write: \(String(cString: strerror(errno)))")
+            let code = errno
+            guard code == EPERM || code == EOPNOTSUPP || code == ENOSYS else {
+                throw fail(code == EEXIST ? Self.exists : "cannot write: \(String(cString: strerror(code)))")
             }
             // A filesystem without hard links: the check, then the rename.
-            guard access(target, F_OK) != 0 else { throw fail(Self.exists) }
+            var info = stat()
+            guard lstat(target, &info) != 0 && errno == ENOENT else { throw fail(Self.exists) }
         }
         guard rename(writingPath, target) == 0 else { throw fail("cannot write: \(String(cString: strerror(errno)))") }
     }
