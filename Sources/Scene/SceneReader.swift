@@ -175,8 +175,10 @@ final class SceneReader {
             case (_?, let motion?):
                 report(motion, "\(field).motion", "give either position or motion, not both")
             case (nil, nil):
-                // A multichannel file in spatializeIfMono plays as it is, where it needs no position.
-                if mode == .spatializeIfMono, let audio, let channels = channels(of: audio.path), channels > 1 { break }
+                // A multichannel file in spatializeIfMono plays as it is, where it needs no position;
+                // a file missing or unreadable is reported for itself.
+                if mode == .spatializeIfMono && inspectAudio != nil && audio?.path.isEmpty != true,
+                   audio.flatMap({ channels(of: $0.path) }).map({ $0 > 1 }) ?? true { break }
                 report(SceneIssue(file: file, line: node.line, field: field,
                                   reason: "a point source needs a position or a motion"))
             }
@@ -405,9 +407,9 @@ final class SceneReader {
         return (path, nil)
     }
 
-    /// The channels `path`'s header gives, read once; nil when it cannot be read here.
+    /// The channels `path`'s header gives, read once; nil when it cannot be read.
     private func channels(of path: String) -> Int? {
-        guard let inspectAudio, !path.isEmpty else { return nil }
+        guard let inspectAudio else { return nil }
         let header = inspected[path] ?? Result { try inspectAudio(path) }
         inspected[path] = header
         return try? header.get().channels
