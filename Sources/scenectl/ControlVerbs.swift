@@ -241,14 +241,21 @@ struct Moves: DaemonVerb {
 struct Listener: DaemonVerb {
     static let configuration = CommandConfiguration(abstract: "Move or turn the listener; what is not given stays.")
     @OptionGroup var daemon: DaemonOptions
-    @Option(parsing: .upToNextOption, help: "X Y Z in metres.") var position: [Double] = []
+    // Also X,Y,Z in one: a negative coordinate after a space would read as an option.
+    @Option(parsing: .upToNextOption, help: "X Y Z in metres, or X,Y,Z (which takes negative numbers).") var position: [String] = []
     // Unconditional: an angle may be negative, and would otherwise read as an option.
     @Option(parsing: .unconditional, help: "Degrees, +90 faces right.") var yaw: Double?
     @Option(parsing: .unconditional, help: "Degrees, +90 faces up.") var pitch: Double?
     @Option(parsing: .unconditional, help: "Degrees.") var roll: Double?
 
+    /// The numbers `--position` gives, spaced or comma-separated; nil where one is not a number.
+    private var coordinates: [Double]? {
+        let values = position.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }.map { Double($0) }
+        return values.contains(nil) ? nil : values.compactMap { $0 }
+    }
+
     func validate() throws {
-        if !position.isEmpty { _ = try scenectl.position(position, "--position") }
+        if !position.isEmpty { _ = try scenectl.position(coordinates ?? [], "--position") }
         guard !position.isEmpty || yaw != nil || pitch != nil || roll != nil else {
             throw ValidationError("give --position, --yaw, --pitch or --roll")
         }
@@ -257,7 +264,7 @@ struct Listener: DaemonVerb {
 
     func request() throws -> ControlProtocol.Request {
         var args: [String: Any] = [:]
-        if !position.isEmpty { args["position"] = position }
+        if let coordinates, !coordinates.isEmpty { args["position"] = coordinates }
         if let yaw { args["yaw"] = yaw }
         if let pitch { args["pitch"] = pitch }
         if let roll { args["roll"] = roll }

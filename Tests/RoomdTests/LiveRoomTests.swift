@@ -23,6 +23,13 @@ struct LiveRoomTests {
         let ild = Measure.rmsDecibels(after.left) - Measure.rmsDecibels(after.right)
         print("after the move: ILD \(ild) dB (was \(left - right))")
         #expect(ild < -3)
+        // The listener steps past it, a metre down (X,Y,Z takes the negative number): the tone is on the left again.
+        try room.scenectl("listener", "--position", "4,-1,0")
+        Thread.sleep(forTimeInterval: 0.4)
+        let passed = try room.record("phones.monitor", seconds: 1)
+        let passedILD = Measure.rmsDecibels(passed.left) - Measure.rmsDecibels(passed.right)
+        print("with the listener past it: ILD \(passedILD) dB")
+        #expect(passedILD > 3)
         let status = try room.status()
         #expect(status["route"] as? String == "headphones" && status["algorithm"] as? String == "hrtf")
         let latency = try #require(status["latencyMs"] as? Double)
