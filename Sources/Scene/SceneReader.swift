@@ -15,6 +15,9 @@ final class SceneReader {
 
     static let maximumCoordinate = 10_000.0
     static let maximumSeconds = 3_600.0
+    /// The latest a source may start or a keyframe fall: a room may play for
+    /// days, and `save` writes the times of sources that joined on its timeline.
+    static let longestTimeline = 604_800.0
     /// The rate the engine renders every scene at.
     static let engineRate = 48_000.0
     static let idCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -188,7 +191,7 @@ final class SceneReader {
         let turned = orientation(keys, field)
         let gain = keys["gain"].flatMap { number($0, "\(field).gain", in: -120...24, unit: "dB") } ?? 0
         let loop = keys["loop"].flatMap { bool($0, "\(field).loop") } ?? false
-        let start = keys["start"].flatMap { number($0, "\(field).start", in: 0...Self.maximumSeconds, unit: "s") } ?? 0
+        let start = keys["start"].flatMap { number($0, "\(field).start", in: 0...Self.longestTimeline, unit: "s") } ?? 0
         let playing = keys["playing"].flatMap { bool($0, "\(field).playing") } ?? true
         let rate = keys["rate"].flatMap { number($0, "\(field).rate", in: 0.5...2, unit: "") } ?? 1
         var paths = RoomPaths.default
@@ -449,7 +452,7 @@ final class SceneReader {
             guard let frame = mapping(item, itemField(), allowed: ["time", "position"]),
                   let timeNode = required(frame, "time", in: itemField(), item),
                   let positionNode = required(frame, "position", in: itemField(), item),
-                  let time = number(timeNode, "\(itemField()).time", in: 0...Self.maximumSeconds, unit: "s"),
+                  let time = number(timeNode, "\(itemField()).time", in: 0...Self.longestTimeline, unit: "s"),
                   let position = position(positionNode, "\(itemField()).position") else { continue }
             if let previous = keyframes.last, time <= previous.time {
                 report(timeNode, "\(itemField()).time", value: scalarText(timeNode),

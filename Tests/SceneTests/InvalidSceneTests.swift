@@ -61,7 +61,7 @@ let invalidScenes: [Invalid] = [
             yaml: "sources:\n  - id: v\n    file: mono.wav\n    motion:\n      keyframes:\n        - { time: 2, position: [0, 0, -1] }\n        - { time: 1, position: [1, 0, -1] }\n",
             line: 7, field: "sources[0].motion.keyframes[1].time", message: "keyframe times must increase"),
     Invalid(name: "negative start", yaml: "sources:\n\(validSource)\n    start: -1\n", line: 5, field: "sources[0].start",
-            message: "must be between 0 and 3600 s"),
+            message: "must be between 0 and 604800 s"),
     Invalid(name: "loop is not a boolean", yaml: "sources:\n\(validSource)\n    loop: sometimes\n", line: 5, field: "sources[0].loop",
             message: "expected true or false"),
     Invalid(name: "unsupported version", yaml: "version: 2\n", line: 1, field: "version", message: "scene format version 1"),
@@ -232,6 +232,21 @@ let invalidScenes: [Invalid] = [
         #expect(sources.map(\.rendering) == [.point(.soundField), .passthrough, .passthrough, .bed(.soundField)])
         #expect(sources[0].description.inHead == .bypass && sources[1].description.inHead == .mono)
         #expect(sources[1].description.paths == RoomPaths(reverbBlend: 0.4, obstruction: 0, occlusion: -6))
+    }
+
+    /// A room saved after playing for hours writes its joined sources' start
+    /// and keyframes on its timeline: those load again.
+    @Test func timesHoursIntoTheRoomLoad() throws {
+        let room = try SceneFolder().load("""
+        sources:
+          - { id: late, file: mono.wav, position: [1, 0, 0], start: 9000.5 }
+          - id: walker
+            file: mono.wav
+            motion: { keyframes: [{ time: 8000, position: [0, 0, -1] }, { time: 8000.5, position: [1, 0, -1] }] }
+        """)
+        #expect(room.sources[0].description.start == 9000.5)
+        guard case .moving(let path) = room.sources[1].description.placement else { Issue.record("no keyframes"); return }
+        #expect(path.keyframes.map(\.time) == [8000, 8000.5])
     }
 
     @Test func aVoiceSectionAndPromptsLoad() throws {
