@@ -44,7 +44,7 @@ final class SceneReader {
         if let node = keys["name"], let name = string(node, "name") { scene.name = name }
         if let node = keys["duration"], let duration = positiveSeconds(node, "duration") {
             if (duration * Self.engineRate).rounded() < 1 {
-                report(node, "duration", value: scalarText(node), "is less than one sample at 48000 Hz; nothing would be rendered")
+                report(node, "duration", value: scalarText(node), "is less than one sample at \(Int(Self.engineRate)) Hz; nothing would be rendered")
             } else {
                 scene.duration = duration
             }
@@ -410,19 +410,20 @@ final class SceneReader {
         return (path, nil)
     }
 
-    /// The channels `path`'s header gives, read once; nil when it cannot be read.
-    private func channels(of path: String) -> Int? {
+    /// `path`'s header, read once however many entries name it; nil without an inspector.
+    private func header(of path: String) -> Result<AudioFileInfo, Error>? {
         guard let inspectAudio else { return nil }
         let header = inspected[path] ?? Result { try inspectAudio(path) }
         inspected[path] = header
-        return try? header.get().channels
+        return header
     }
 
+    /// The channels `path`'s header gives; nil when it cannot be read.
+    private func channels(of path: String) -> Int? { try? header(of: path)?.get().channels }
+
     private func inspect(_ path: String, node: YAMLNode, field: String, channelProblem: (Int) -> String?) {
-        guard let inspectAudio else { return }
+        guard let header = header(of: path) else { return }
         let name = scalarText(node)
-        let header = inspected[path] ?? Result { try inspectAudio(path) }
-        inspected[path] = header
         do {
             let info = try header.get()
             if info.frames == 0 {
