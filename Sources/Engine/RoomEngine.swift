@@ -425,11 +425,11 @@ public final class RoomEngine {
             case .normal, .short:
                 let variant = advisor.style
                 playing = (variant == .normal ? prompts[index].normal : prompts[index].short, 0)
-                events.append(EngineEvent(frame: framesRendered, kind: .promptPlayed(id: prompts[index].id, variant: variant, waited: waited)))
+                post(.promptPlayed(id: prompts[index].id, variant: variant, waited: waited))
                 promptQueue.removeFirst()
             case .none:
                 guard waited >= Self.promptTimeoutSeconds else { return }
-                events.append(EngineEvent(frame: framesRendered, kind: .promptDropped(id: prompts[index].id, waited: waited)))
+                post(.promptDropped(id: prompts[index].id, waited: waited))
                 promptQueue.removeFirst()
             }
         }
