@@ -35,7 +35,7 @@ public final class OutputFile {
     /// The path as it was asked for.
     public let path: String
     /// Where the bytes go now: the temporary file, or the output itself.
-    public let writingPath: String
+    let writingPath: String
     /// Open for writing at `writingPath`.
     public let descriptor: Int32
     /// A device, a FIFO or the standard output: written as it is, not seekable.

@@ -1,6 +1,10 @@
 import AudioCore
 import CSndFile
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Container and sample encoding of a written file.
 public enum AudioFileFormat: String, Sendable, CaseIterable, CustomStringConvertible {
     /// WAV of 32-bit float samples (`wav-float`), the default for `.wav`.
@@ -43,7 +47,36 @@ public final class AudioFileWriter {
 
     /// A file for an output layout; WAV files record which speaker each channel feeds.
     public convenience init(path: String, format: AudioFileFormat, layout: ChannelLayout, sampleRate: Int) throws {
-        try self.init(path: path, format: format, channelCount: layout.channelCount, sampleRate: sampleRate)
+        try self.init(destination: .path(path), format: format, layout: layout, sampleRate: sampleRate)
+    }
+
+    /// Writes into the file `output` opened, for an output layout: through its
+    /// descriptor, so a name swapped since (for a symlink to another file)
+    /// changes nothing of where the samples go.
+    public convenience init(output: OutputFile, format: AudioFileFormat, layout: ChannelLayout, sampleRate: Int) throws {
+        try self.init(destination: .output(output), format: format, layout: layout, sampleRate: sampleRate)
+    }
+
+    /// Creates or truncates the file at `path`, at `sampleRate` Hz, with no speaker map;
+    /// throws `SndFileError` when libsndfile refuses, `AudioFileProblem` for a pipe.
+    public convenience init(path: String, format: AudioFileFormat, channelCount: Int, sampleRate: Int) throws {
+        try self.init(destination: .path(path), format: format, channelCount: channelCount, sampleRate: sampleRate)
+    }
+
+    /// Writes into the file `output` opened, through its descriptor, at
+    /// `sampleRate` Hz, with no speaker map.
+    public convenience init(output: OutputFile, format: AudioFileFormat, channelCount: Int, sampleRate: Int) throws {
+        try self.init(destination: .output(output), format: format, channelCount: channelCount, sampleRate: sampleRate)
+    }
+
+    /// Where the samples go: a path opened here, or a file already open.
+    private enum Destination {
+        case path(String)
+        case output(OutputFile)
+    }
+
+    private convenience init(destination: Destination, format: AudioFileFormat, layout: ChannelLayout, sampleRate: Int) throws {
+        try self.init(destination: destination, format: format, channelCount: layout.channelCount, sampleRate: sampleRate)
         if format != .flac && layout.channelCount > 2 {
             // FLAC fixes its channel order, which is already WAV's.
             var map = layout.speakers.map(Self.channelMapEntry)
@@ -54,9 +87,11 @@ public final class AudioFileWriter {
         }
     }
 
-    /// Creates or truncates the file at `path`, at `sampleRate` Hz, with no speaker map;
-    /// throws `SndFileError` when libsndfile refuses, `AudioFileProblem` for a pipe.
-    public init(path: String, format: AudioFileFormat, channelCount: Int, sampleRate: Int) throws {
+    private init(destination: Destination, format: AudioFileFormat, channelCount: Int, sampleRate: Int) throws {
+        let path = switch destination {
+        case .path(let path): path
+        case .output(let output): output.path
+        }
         var info = SF_INFO()
         info.channels = Int32(channelCount)
         info.samplerate = Int32(sampleRate)
@@ -65,11 +100,22 @@ public final class AudioFileWriter {
             throw SndFileError(call: "sf_format_check", path: path,
                                reason: "\(format) with \(channelCount) channels at \(sampleRate) Hz is not a valid format")
         }
-        // Opening a pipe to write waits for a reader; a device such as /dev/null is fine.
-        if FileKind(path: path) == .pipe { throw AudioFileProblem(path: path, reason: "is a pipe or a socket, not a file to write") }
-        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw SndFileError.pending("sf_open", path: path, file: nil)
+        let opened: OpaquePointer?
+        switch destination {
+        case .path(let path):
+            // Opening a pipe to write waits for a reader; a device such as /dev/null is fine.
+            if FileKind(path: path) == .pipe { throw AudioFileProblem(path: path, reason: "is a pipe or a socket, not a file to write") }
+            opened = sf_open(path, Int32(SFM_WRITE), &info)
+        case .output(let output):
+            // Its own descriptor: the output may close its own (a recording's commit does) while this writes on.
+            let descriptor = dup(output.descriptor)
+            guard descriptor >= 0 else {
+                throw SndFileError(call: "dup", path: path, reason: String(cString: strerror(errno)))
+            }
+            // libsndfile closes it with the file, and on failing to open it as well.
+            opened = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_TRUE))
         }
+        guard let file = opened else { throw SndFileError.pending("sf_open", path: path, file: nil) }
         // Integer encodings clip at full scale instead of wrapping.
         sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         self.file = file

@@ -665,7 +665,7 @@ public final class RoomSession: @unchecked Sendable {
                     throw SessionError.refused("cannot record to \(error)")
                 }
                 defer { try? file.commit() }
-                let writer = try AudioFileWriter(path: file.writingPath, format: .wavFloat, layout: route.layout, sampleRate: Room.sampleRate)
+                let writer = try AudioFileWriter(output: file, format: .wavFloat, layout: route.layout, sampleRate: Room.sampleRate)
                 let path = $0
                 return RecordingSink(path: path, writer: writer) { [weak self] reason in self?.recordingFailed(path, reason) }
             }

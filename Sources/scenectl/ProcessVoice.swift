@@ -81,7 +81,7 @@ struct ProcessVoice: ParsableCommand {
         let plotFiles = try plots.map { try PlotOutput($0, inputs: inputs) }
         OutputFile.removeUncommittedOnSignals()
         let result = try VoiceFileProcessor.run(mic: micAudio, far: farAudio, muted: muted, echoCancellation: aec == .on)
-        let writer = try AudioFileWriter(path: audio.writingPath, format: AudioFileFormat(path: out)!, channelCount: 1,
+        let writer = try AudioFileWriter(output: audio, format: AudioFileFormat(path: out)!, channelCount: 1,
                                          sampleRate: micAudio.sampleRate)
         try writer.write(result.uplink)
         try writer.close()

@@ -126,7 +126,7 @@ struct Render: ParsableCommand {
         var trace = RenderTrace(seconds: seconds)
         var posted: [EngineEvent] = []
         OutputFile.removeUncommittedOnSignals()
-        let writer = try AudioFileWriter(path: audio.writingPath, format: format, layout: layout, sampleRate: Room.sampleRate)
+        let writer = try AudioFileWriter(output: audio, format: format, layout: layout, sampleRate: Room.sampleRate)
         var reported = 0
         var eventsError: Error?
         var summary = try OfflineRender.run(room: room, route: route, seconds: seconds, routeChanges: routeChanges,

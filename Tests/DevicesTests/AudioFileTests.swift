@@ -39,6 +39,33 @@ import Testing
         #expect(worst <= step, "largest error \(worst)")
     }
 
+    /// A recording is opened as a new file and then written as it grows. Another user who
+    /// swaps its name for a symlink in between (a shared folder) must not get the samples
+    /// written into the file the link names: the writer writes into the file that was opened.
+    @Test(arguments: [OutputFile.Policy.record(force: false), .replace(streams: false)])
+    func aNameSwappedForASymlinkAfterOpeningRedirectsNothing(policy: OutputFile.Policy) throws {
+        let path = "\(folder)/take.wav", moved = "\(folder)/moved.wav", victim = "\(folder)/victim.txt"
+        try Data("not audio\n".utf8).write(to: URL(fileURLWithPath: victim))
+        let output = try OutputFile(path, policy: policy)
+        // What was opened is moved aside (for a rename into place, the temporary file), and a link takes its name.
+        var opened = stat(), moving = stat()
+        #expect(fstat(output.descriptor, &opened) == 0)
+        let openedName = try FileManager.default.contentsOfDirectory(atPath: folder).first {
+            stat("\(folder)/\($0)", &moving) == 0 && moving.st_ino == opened.st_ino
+        }!
+        #expect(rename("\(folder)/\(openedName)", moved) == 0)
+        #expect(symlink(victim, "\(folder)/\(openedName)") == 0)
+        let tone = Signals.sine(frequency: 1_000, frames: 4_800, amplitude: 0.5)
+        let writer = try AudioFileWriter(output: output, format: .wavFloat, channelCount: 1, sampleRate: 48_000)
+        try writer.write(AudioBuffer(mono: tone))
+        try writer.close()
+        output.abandon()
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "not audio\n")
+        let read = try AudioFileReader.read(path: moved)
+        #expect(read.buffer.frameCount == 4_800)
+        #expect(abs(Measure.rmsDecibels(read.buffer.samples) - Measure.rmsDecibels(tone)) < 0.01)
+    }
+
     @Test func anAbsurdSampleRateIsRefused() throws {
         let path = "\(folder)/fast.wav"
         let writer = try AudioFileWriter(path: path, format: .wav16, channelCount: 1, sampleRate: 48_000)
