@@ -25,7 +25,8 @@ struct Render: ParsableCommand {
     @Option(name: .long, help: "The file to write: .wav or .flac.")
     var out: String
 
-    @Option(name: .long, parsing: .unconditional, help: "Seconds to render (default: the scene's duration, or 10).")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to render (default: the scene's duration, or 10).",
+            transform: Self.parseSeconds)
     var seconds: Double?
 
     @Option(name: .long, help: "Output route: \(OutputRoute.allCases.map(\.rawValue).joined(separator: ", ")) (default: the scene's).")
@@ -66,13 +67,17 @@ struct Render: ParsableCommand {
 
     static let defaultSeconds = 10.0
 
+    /// `--seconds`, refused in terms of what was written: `1e-400` reads as 0.
+    static func parseSeconds(_ text: String) throws -> Double {
+        guard let seconds = TimedArgument.decimal(text) else { throw ValidationError("not a number of seconds, such as 90 or 2.5") }
+        guard seconds >= 0 && seconds <= 3_600 else { throw ValidationError("expected more than 0 and at most 3600 s") }
+        guard (seconds * Double(Room.sampleRate)).rounded() >= 1 else {
+            throw ValidationError("less than one sample at \(Room.sampleRate) Hz; nothing would be rendered")
+        }
+        return seconds
+    }
+
     func validate() throws {
-        if let seconds, !(seconds > 0 && seconds <= 3_600) {
-            throw ValidationError("--seconds must be more than 0 and at most 3600, got \(seconds)")
-        }
-        if let seconds, (seconds * Double(Room.sampleRate)).rounded() < 1 {
-            throw ValidationError("--seconds \(seconds) is less than one sample at \(Room.sampleRate) Hz; nothing would be rendered")
-        }
         guard let implied = AudioFileFormat(path: out) else {
             throw ValidationError("--out must name a .wav or .flac file, got \"\(out)\"")
         }

@@ -56,7 +56,10 @@ extension RouteChange {
     /// `SECONDS:ROUTE`, e.g. `5:speakers`.
     static func parse(_ argument: String) throws -> RouteChange {
         let (seconds, name) = try TimedArgument.split(argument, form: "SECONDS:ROUTE", example: "5:speakers")
-        guard seconds > 0 else { throw ValidationError("a route at 0 s is the starting route: give it as --route") }
+        // A change before the second sample would be the starting route.
+        guard (seconds * Double(Room.sampleRate)).rounded() >= 1 else {
+            throw ValidationError("a route at \(argument.prefix { $0 != ":" }) s is the starting route: give it as --route")
+        }
         guard let route = OutputRoute(rawValue: name) else {
             throw ValidationError("\"\(name)\" is not a route; the routes are \(OutputRoute.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -79,9 +82,18 @@ enum TimedArgument {
         guard parts.count == 2, !parts[1].isEmpty else {
             throw ValidationError("expected \(form), such as \(example)")
         }
-        guard let seconds = Double(parts[0]), seconds.isFinite, seconds >= 0 else {
+        guard let seconds = decimal(parts[0]), seconds >= 0 else {
             throw ValidationError("\"\(parts[0])\" is not a time: expected seconds on the room's timeline, 0 or more")
         }
         return (seconds, parts[1])
+    }
+
+    /// A decimal number as a person writes one (`90`, `2.5`, `1e3`), finite. `Double(_:)` also reads
+    /// hexadecimal (`0x1p3`), `nan` and `inf`, which a refusal would then show in another form.
+    static func decimal(_ text: String) -> Double? {
+        guard text.wholeMatch(of: /[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/) != nil, let value = Double(text), value.isFinite else {
+            return nil
+        }
+        return value
     }
 }
