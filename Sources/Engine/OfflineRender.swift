@@ -131,7 +131,8 @@ public struct RouteChange: Sendable, Equatable {
         self.route = route
     }
 
-    var frame: Int { Int((seconds * Double(Room.sampleRate)).rounded()) }
+    /// The frame it is taken on, on the room's start grid.
+    var frame: Int { Room.onStartGrid(Int((seconds * Double(Room.sampleRate)).rounded())) }
 }
 
 /// What the voice session hears offline, besides the room's own settings.
