@@ -108,14 +108,17 @@ public final class AudioFileWriter {
             opened = sf_open(path, Int32(SFM_WRITE), &info)
         case .output(let output):
             // Its own descriptor: the output may close its own (a recording's commit does) while this writes on.
-            let descriptor = dup(output.descriptor)
+            let descriptor = fcntl(output.descriptor, F_DUPFD_CLOEXEC, 0)
             guard descriptor >= 0 else {
-                throw SndFileError(call: "dup", path: path, reason: String(cString: strerror(errno)))
+                throw SndFileError(call: "fcntl(F_DUPFD_CLOEXEC)", path: path, reason: String(cString: strerror(errno)))
             }
             // libsndfile closes it with the file, and on failing to open it as well.
             opened = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_TRUE))
         }
-        guard let file = opened else { throw SndFileError.pending("sf_open", path: path, file: nil) }
+        guard let file = opened else {
+            let call = if case .output = destination { "sf_open_fd" } else { "sf_open" }
+            throw SndFileError.pending(call, path: path, file: nil)
+        }
         // Integer encodings clip at full scale instead of wrapping.
         sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         self.file = file

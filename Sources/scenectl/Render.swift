@@ -66,11 +66,15 @@ struct Render: ParsableCommand {
     var memoryBudget = MemoryBudget.standard
 
     static let defaultSeconds = 10.0
+    /// The longest render, as a scene's `duration` may be at most.
+    static let longestSeconds = 3_600.0
 
     /// `--seconds`, refused in terms of what was written: `1e-400` reads as 0.
     static func parseSeconds(_ text: String) throws -> Double {
         guard let seconds = TimedArgument.decimal(text) else { throw ValidationError("not a number of seconds, such as 90 or 2.5") }
-        guard seconds >= 0 && seconds <= 3_600 else { throw ValidationError("expected more than 0 and at most 3600 s") }
+        guard seconds >= 0 && seconds <= longestSeconds else {
+            throw ValidationError("expected more than 0 and at most \(Int(longestSeconds)) s")
+        }
         guard (seconds * Double(Room.sampleRate)).rounded() >= 1 else {
             throw ValidationError("less than one sample at \(Room.sampleRate) Hz; nothing would be rendered")
         }

@@ -85,15 +85,20 @@ enum TimedArgument {
         guard let seconds = decimal(parts[0]), seconds >= 0 else {
             throw ValidationError("\"\(parts[0])\" is not a time: expected seconds on the room's timeline, 0 or more")
         }
+        // Checked here, before any frame is counted from it: 2e14 s of frames is more than an Int holds.
+        guard seconds <= Render.longestSeconds else {
+            throw ValidationError("\"\(parts[0])\" is later than any render reaches (\(Int(Render.longestSeconds)) s)")
+        }
         return (seconds, parts[1])
     }
 
-    /// A decimal number as a person writes one (`90`, `2.5`, `1e3`), finite. `Double(_:)` also reads
-    /// hexadecimal (`0x1p3`), `nan` and `inf`, which a refusal would then show in another form.
+    /// A decimal number as a person writes one (`90`, `2.5`, `1e3`); infinite past a double's range
+    /// (`1e309`), for a range check to refuse. `Double(_:)` also reads hexadecimal (`0x1p3`), `nan` and
+    /// `inf`, which a refusal would then show in another form. Checked character by character, in time
+    /// linear in the text's length.
     static func decimal(_ text: String) -> Double? {
-        guard text.wholeMatch(of: /[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/) != nil, let value = Double(text), value.isFinite else {
-            return nil
-        }
+        guard text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }),
+              let value = Double(text), !value.isNaN else { return nil }
         return value
     }
 }
