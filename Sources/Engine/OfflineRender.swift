@@ -202,7 +202,7 @@ public enum OfflineRender {
     ///   - writer: where the output is written block by block, if anywhere.
     ///   - format: the writer's encoding, for the summary.
     ///   - voice: the voice session's inputs: microphone, echo path, prompts.
-    ///   - routeChanges: taken on their exact frame, each crossfaded; every
+    ///   - routeChanges: taken on the room's start grid (`Room.startGrid`), each crossfaded; every
     ///     route must have the first route's channel count.
     ///   - events: called with each event as the render makes it.
     ///   - blocks: called with each block once it is rendered and played, before
