@@ -97,8 +97,10 @@ enum TimedArgument {
     /// `inf`, which a refusal would then show in another form. Checked character by character, in time
     /// linear in the text's length.
     static func decimal(_ text: String) -> Double? {
-        guard text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }),
-              let value = Double(text), !value.isNaN else { return nil }
-        return value
+        // Digits, signs, points and exponents never read as NaN.
+        guard text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }) else {
+            return nil
+        }
+        return Double(text)
     }
 }
