@@ -131,8 +131,7 @@ public struct RouteChange: Sendable, Equatable {
         self.route = route
     }
 
-    /// The frame it is taken on, on the route-change grid.
-    var frame: Int { Room.onRouteChangeGrid(Int((seconds * Double(Room.sampleRate)).rounded())) }
+    var frame: Int { Int((seconds * Double(Room.sampleRate)).rounded()) }
 }
 
 /// What the voice session hears offline, besides the room's own settings.
@@ -202,7 +201,7 @@ public enum OfflineRender {
     ///   - writer: where the output is written block by block, if anywhere.
     ///   - format: the writer's encoding, for the summary.
     ///   - voice: the voice session's inputs: microphone, echo path, prompts.
-    ///   - routeChanges: taken on the route-change grid (`Room.routeChangeGrid`), each crossfaded; every
+    ///   - routeChanges: taken on their exact frame, each crossfaded; every
     ///     route must have the first route's channel count.
     ///   - events: called with each event as the render makes it.
     ///   - blocks: called with each block once it is rendered and played, before

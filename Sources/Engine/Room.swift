@@ -7,13 +7,6 @@ import Spatial
 public struct Room: Sendable {
     /// The engine's sample rate: every source is converted to it on load.
     public static let sampleRate = 48_000
-    /// A render's route changes are taken on frames that are multiples of this: the engine splits its
-    /// call to OpenAL there, and OpenAL Soft 1.19.1's reverb crashed (SIGSEGV in `alcRenderSamplesSOFT`) on
-    /// splits of 1, 2, 3 or 5 frames into a room's first blocks; never on a multiple of 4. At most 62.5 µs late.
-    public static let routeChangeGrid = 4
-
-    /// The first frame on the route-change grid at or after `frame`.
-    public static func onRouteChangeGrid(_ frame: Int) -> Int { (frame + routeChangeGrid - 1) / routeChangeGrid * routeChangeGrid }
 
     /// The validated scene the room was loaded from.
     public var scene: SceneDescription

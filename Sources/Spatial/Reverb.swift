@@ -43,6 +43,9 @@ public enum ReverbPreset: String, Sendable, CaseIterable {
 
 /// An EAX reverb in an auxiliary effect slot that sources send to.
 final class ReverbSlot {
+    /// Frames OpenAL Soft 1.19.1's reverb cross-fades over after its parameters change (its FADE_SAMPLES).
+    static let fadeFrames = 128
+
     let slot: ALuint
     private let effect: ALuint
     private let device: LoopbackDevice

@@ -52,9 +52,16 @@ public final class SpatialMixer {
         try setDistanceModel(DistanceModel())
     }
 
-    /// Gives the room a reverb; sources set their sends to it afterwards.
+    /// Gives the room a reverb; sources set their sends to it afterwards. Call it before any source plays:
+    /// it renders the reverb's first frames through.
     public func setReverb(_ preset: ReverbPreset, levelDecibels: Double) throws {
         reverb = try ReverbSlot(device: device, preset: preset, gain: Level.linear(fromDecibels: levelDecibels))
+        // OpenAL Soft 1.19.1's reverb cross-fades its delay lines over the first 128 frames after its
+        // parameters are set. A render that ends inside that fade off a multiple of 4 frames leaves it a
+        // remainder its next longer render rounds down to an empty step, and that crashes
+        // (SIGSEGV in alcRenderSamplesSOFT). Rendering the fade now, in silence, leaves nothing to split.
+        var silence = [Float](repeating: 0, count: ReverbSlot.fadeFrames * channelCount)
+        silence.withUnsafeMutableBufferPointer { render(into: $0, frameCount: ReverbSlot.fadeFrames) }
     }
 
     /// Sets the distance law every point source follows. Reference, maximum and rolloff are each

@@ -218,9 +218,9 @@ final class RenderFolder {
         #expect(mono.status == 2 && mono.stderr.contains("a point source needs a position or a motion"), "\(mono.stderr)")
     }
 
-    /// A route that changes a frame or two into a room with reverb split the engine's first
-    /// call to OpenAL; OpenAL Soft 1.19.1's reverb crashed on such splits (frames 1 to 3 and 5).
-    /// The change is taken on the next multiple of 4 frames, and the tone plays on through it.
+    /// A route that changes a frame or two into a room with reverb splits the engine's first
+    /// call to OpenAL; OpenAL Soft 1.19.1's reverb crashed on such splits (frames 1 to 3 and 5)
+    /// until each mixer rendered its reverb's first fade before the room. The tone plays on through it.
     @Test(arguments: [1, 2, 3, 5])
     func aRouteChangeFramesIntoTheRoomRenders(frame: Int) throws {
         let folder = try RenderFolder()
@@ -234,6 +234,28 @@ final class RenderFolder {
         #expect(left.count == 9_600)
         // The tone ahead at 1 m, on the speakers and then through the crossfade to headphones.
         #expect(Measure.rmsDecibels(Array(left[480..<9_600])) > -20)
+    }
+
+    /// A source's start splits the engine's call to OpenAL on its frame, which crashed OpenAL Soft 1.19.1's
+    /// reverb at frames 1 to 3 and 6 into a room. Starting there, on either route, the source plays exactly
+    /// what it plays from frame 0, that many frames later.
+    @Test(arguments: [1, 2, 3, 6], ["speakers", "headphones"])
+    func aSourceStartingFramesIntoARoomWithReverbPlaysThatLate(frame: Int, route: String) throws {
+        let folder = try RenderFolder()
+        func render(start: Int) throws -> [Float] {
+            try "reverb: { preset: mediumRoom }\nsources:\n  - { id: tone, file: tone.wav, position: [0, 0, -1], start: \(Double(start) / 48_000) }\n"
+                .write(toFile: folder.scene, atomically: true, encoding: .utf8)
+            let out = folder.path + "/start-\(start).wav"
+            let result = try Scenectl.run(["render", folder.scene, "--out", out, "--seconds", "0.2", "--route", route])
+            #expect(result.status == 0, "\(result.stderr)")
+            return try AudioFileReader.read(path: out).buffer.channel(0)
+        }
+        let fromZero = try render(start: 0), late = try render(start: frame)
+        try #require(fromZero.count == 9_600 && late.count == 9_600)
+        #expect(Measure.rmsDecibels(Array(fromZero[480..<9_600])) > -20)
+        #expect(late[0..<frame].allSatisfy { $0 == 0 })
+        let worst = (0..<(9_600 - frame)).map { abs(late[$0 + frame] - fromZero[$0]) }.max()!
+        #expect(worst < 1e-6, "\(frame) frames late, the render differs by \(worst)")
     }
 
     /// A scene's duration shorter than a sample would render an empty file.
