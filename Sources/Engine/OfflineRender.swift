@@ -131,7 +131,7 @@ public struct RouteChange: Sendable, Equatable {
         self.route = route
     }
 
-    var frame: Int { Int((seconds * Double(Room.sampleRate)).rounded()) }
+    var frame: Int { Room.frame(atSeconds: seconds) }
 }
 
 /// What the voice session hears offline, besides the room's own settings.
@@ -164,7 +164,7 @@ public struct PromptTrigger: Sendable, Equatable {
     /// The frame it starts on: the first block at or after its time, as a
     /// live prompt starts at the block after it is asked for.
     public var startFrame: Int {
-        let frame = Int((seconds * Double(Room.sampleRate)).rounded()), block = RoomEngine.blockFrames
+        let frame = Room.frame(atSeconds: seconds), block = RoomEngine.blockFrames
         return (frame + block - 1) / block * block
     }
 
@@ -214,7 +214,7 @@ public enum OfflineRender {
                            events: (EngineEvent) -> Void = { _ in },
                            blocks: (RenderedBlock) -> Void = { _ in },
                            progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
-        let totalFrames = Int((seconds * Double(Room.sampleRate)).rounded())
+        let totalFrames = Room.frame(atSeconds: seconds)
         var microphone: AudioSource?
         var microphoneName = "none"
         if let path = voice.microphonePath {

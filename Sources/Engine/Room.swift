@@ -8,6 +8,10 @@ public struct Room: Sendable {
     /// The engine's sample rate: every source is converted to it on load.
     public static let sampleRate = 48_000
 
+    /// The frame nearest `seconds` into the room's timeline. Callers bound `seconds` first (an hour of
+    /// rendering, a week of timeline): past about 1.9e14 s there are more frames than an `Int` holds.
+    public static func frame(atSeconds seconds: Double) -> Int { Int((seconds * Double(sampleRate)).rounded()) }
+
     /// The validated scene the room was loaded from.
     public var scene: SceneDescription
     /// The scene's sources, then the voice session's participants.

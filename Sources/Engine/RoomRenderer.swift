@@ -434,7 +434,7 @@ public final class RoomRenderer {
 
     /// Renders `seconds` of audio from the current position into a new buffer.
     public func render(seconds: Double) throws -> AudioBuffer {
-        let total = Int((seconds * Double(Room.sampleRate)).rounded())
+        let total = Room.frame(atSeconds: seconds)
         var buffer = AudioBuffer(channelCount: channelCount, frameCount: total)
         try buffer.withUnsafeMutableBufferPointer { samples in
             var done = 0

@@ -398,7 +398,7 @@ public final class RoomSession: @unchecked Sendable {
                 throw MovesRefusal(id: first.id, problem: first.problem, othersRefused: refused.count - 1)
             }
             let frame = live.frame
-            let endFrame = frame + Int((overMilliseconds / 1000 * Double(Room.sampleRate)).rounded())
+            let endFrame = frame + Room.frame(atSeconds: overMilliseconds / 1000)
             for move in planned {
                 controls.update(move.id) { state in
                     let from = state.glide?.position(at: frame)

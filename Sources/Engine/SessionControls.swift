@@ -39,7 +39,7 @@ public struct SourceState: Sendable, Equatable, BitwiseCopyable {
     /// A source as its scene entry starts it.
     public init(_ description: SourceDescription) {
         self.init(gain: Level.linear(fromDecibels: description.gainDecibels), playing: description.playing,
-                  startFrame: Int((description.start * Double(Room.sampleRate)).rounded()), paths: description.paths,
+                  startFrame: Room.frame(atSeconds: description.start), paths: description.paths,
                   rate: description.rate, loop: description.loop)
     }
 }

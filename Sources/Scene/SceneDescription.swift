@@ -7,8 +7,10 @@ public struct SceneDescription: Sendable {
     public var file: String
     /// The room's name (`name`); the scene file's name when the file gives none.
     public var name: String
-    /// How long the room renders when nobody says otherwise, in seconds.
+    /// How long the room renders when nobody says otherwise, in seconds: at most `longestDuration`.
     public var duration: Double?
+    /// The longest a scene's `duration` may be, and a render: an hour.
+    public static let longestDuration = 3_600.0
     /// The output route the scene asks for (`output.route`); `auto` by default.
     public var route: RouteName
     /// Where the listener stands, in metres (`listener.position`), each axis within ±10000 m; the origin by default.

@@ -14,7 +14,6 @@ final class SceneReader {
     private var inspected: [String: Result<AudioFileInfo, Error>] = [:]
 
     static let maximumCoordinate = 10_000.0
-    static let maximumSeconds = 3_600.0
     /// The latest a source may start or a keyframe fall: a room may play for
     /// days, and `save` writes the times of sources that joined on its timeline.
     static let longestTimeline = 604_800.0
@@ -542,7 +541,7 @@ final class SceneReader {
     }
 
     private func positiveSeconds(_ node: YAMLNode, _ field: String) -> Double? {
-        guard let value = number(node, field, in: 0...Self.maximumSeconds, unit: "s") else { return nil }
+        guard let value = number(node, field, in: 0...SceneDescription.longestDuration, unit: "s") else { return nil }
         guard value > 0 else {
             report(node, field, value: scalarText(node), "must be longer than 0 s")
             return nil

@@ -66,8 +66,7 @@ struct Render: ParsableCommand {
     var memoryBudget = MemoryBudget.standard
 
     static let defaultSeconds = 10.0
-    /// The longest render, as a scene's `duration` may be at most.
-    static let longestSeconds = 3_600.0
+    static let longestSeconds = SceneDescription.longestDuration
 
     /// `--seconds`, refused in terms of what was written: `1e-400` reads as 0.
     static func parseSeconds(_ text: String) throws -> Double {
@@ -75,7 +74,7 @@ struct Render: ParsableCommand {
         guard seconds >= 0 && seconds <= longestSeconds else {
             throw ValidationError("expected more than 0 and at most \(Int(longestSeconds)) s")
         }
-        guard (seconds * Double(Room.sampleRate)).rounded() >= 1 else {
+        guard Room.frame(atSeconds: seconds) >= 1 else {
             throw ValidationError("less than one sample at \(Room.sampleRate) Hz; nothing would be rendered")
         }
         return seconds
@@ -177,7 +176,7 @@ struct Render: ParsableCommand {
     /// The voice options, checked against the room.
     /// A prompt starts on a block; one that would start after the render ends would never be heard.
     private static func requirePromptsInside(_ prompts: [PromptTrigger], seconds: Double) throws {
-        let end = Int((seconds * Double(Room.sampleRate)).rounded())
+        let end = Room.frame(atSeconds: seconds)
         for prompt in prompts where prompt.startFrame >= end {
             let start = Double(prompt.startFrame) / Double(Room.sampleRate)
             let when = start == prompt.seconds ? "" : String(format: ", which starts at %.2f s (prompts start on the engine's 10 ms blocks),", start)

@@ -55,10 +55,10 @@ extension AudioFileFormat: ExpressibleByArgument {}
 extension RouteChange {
     /// `SECONDS:ROUTE`, e.g. `5:speakers`.
     static func parse(_ argument: String) throws -> RouteChange {
-        let (seconds, name) = try TimedArgument.split(argument, form: "SECONDS:ROUTE", example: "5:speakers")
+        let (seconds, time, name) = try TimedArgument.split(argument, form: "SECONDS:ROUTE", example: "5:speakers")
         // A change before the second sample would be the starting route.
-        guard (seconds * Double(Room.sampleRate)).rounded() >= 1 else {
-            throw ValidationError("a route at \(argument.prefix { $0 != ":" }) s is the starting route: give it as --route")
+        guard Room.frame(atSeconds: seconds) >= 1 else {
+            throw ValidationError("a route at \(time) s is the starting route: give it as --route")
         }
         guard let route = OutputRoute(rawValue: name) else {
             throw ValidationError("\"\(name)\" is not a route; the routes are \(OutputRoute.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -70,14 +70,15 @@ extension RouteChange {
 extension PromptTrigger {
     /// `SECONDS:ID`, e.g. `3.5:welcome`.
     static func parse(_ argument: String) throws -> PromptTrigger {
-        let (seconds, id) = try TimedArgument.split(argument, form: "SECONDS:PROMPT", example: "3.5:welcome")
+        let (seconds, _, id) = try TimedArgument.split(argument, form: "SECONDS:PROMPT", example: "3.5:welcome")
         return PromptTrigger(seconds: seconds, id: id)
     }
 }
 
 /// An option that acts at a time on the room's timeline: `SECONDS:VALUE`.
 enum TimedArgument {
-    static func split(_ argument: String, form: String, example: String) throws -> (seconds: Double, value: String) {
+    /// The time, as a number and as written, and the value.
+    static func split(_ argument: String, form: String, example: String) throws -> (seconds: Double, time: String, value: String) {
         let parts = argument.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 2, !parts[1].isEmpty else {
             throw ValidationError("expected \(form), such as \(example)")
@@ -89,7 +90,7 @@ enum TimedArgument {
         guard seconds <= Render.longestSeconds else {
             throw ValidationError("\"\(parts[0])\" is later than any render reaches (\(Int(Render.longestSeconds)) s)")
         }
-        return (seconds, parts[1])
+        return (seconds, parts[0], parts[1])
     }
 
     /// A decimal number as a person writes one (`90`, `2.5`, `1e3`); infinite past a double's range
