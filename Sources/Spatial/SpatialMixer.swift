@@ -23,6 +23,8 @@ public final class SpatialMixer {
     let device: LoopbackDevice
     /// The room's reverb, which point sources send to.
     private(set) var reverb: ReverbSlot?
+    /// Whether it has rendered: a reverb must come before.
+    private var hasRendered = false
     private(set) var listenerRotation = Rotation.identity
     /// Beds turn whenever the listener turns.
     private var beds: [WeakBed] = []
@@ -52,9 +54,10 @@ public final class SpatialMixer {
         try setDistanceModel(DistanceModel())
     }
 
-    /// Gives the room a reverb; sources set their sends to it afterwards. Call it before any source plays:
-    /// it renders the reverb's first frames through.
+    /// Gives the room a reverb, once and before the mixer renders: it renders the reverb's first frames
+    /// through. Sources set their sends to it afterwards.
     public func setReverb(_ preset: ReverbPreset, levelDecibels: Double) throws {
+        precondition(reverb == nil && !hasRendered, "a mixer takes its one reverb before it renders")
         reverb = try ReverbSlot(device: device, preset: preset, gain: Level.linear(fromDecibels: levelDecibels))
         // OpenAL Soft 1.19.1's reverb cross-fades its delay lines over the first 128 frames after its
         // parameters are set. A render that ends inside that fade off a multiple of 4 frames leaves it a
@@ -174,6 +177,7 @@ public final class SpatialMixer {
     /// Renders the next `frameCount` frames, interleaved, into `output`.
     public func render(into output: UnsafeMutableBufferPointer<Float>, frameCount: Int) {
         precondition(output.count >= frameCount * channelCount, "output block too small")
+        hasRendered = true
         if frameCount > 0, let base = output.baseAddress { device.render(into: base, frameCount: frameCount) }
     }
 

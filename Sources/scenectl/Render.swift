@@ -84,8 +84,8 @@ struct Render: ParsableCommand {
         guard let implied = AudioFileFormat(path: out) else {
             throw ValidationError("--out must name a .wav or .flac file, got \"\(out)\"")
         }
-        for change in routeChanges where seconds.map({ change.seconds >= $0 }) ?? false {
-            throw ValidationError("--route-change at \(change.seconds) s is not inside the \(seconds!) s rendered")
+        if let problem = RouteChange.problem(in: routeChanges, renderingFrames: seconds.map(Room.frame(atSeconds:)) ?? .max) {
+            throw ValidationError(problem)
         }
         if let format, (format == .flac) != (implied == .flac) {
             throw ValidationError("--format \(format) does not fit the file name \"\(out)\"")
@@ -111,10 +111,10 @@ struct Render: ParsableCommand {
         let seconds = seconds ?? room.scene.duration ?? Self.defaultSeconds
         let format = format ?? AudioFileFormat(path: out)!
         let layout = (route ?? room.requestedRoute).layout
+        if let problem = RouteChange.problem(in: routeChanges, renderingFrames: Room.frame(atSeconds: seconds)) {
+            throw ValidationError(problem)
+        }
         for change in routeChanges {
-            guard change.seconds < seconds else {
-                throw ValidationError("--route-change at \(change.seconds) s is not inside the \(seconds) s rendered")
-            }
             guard change.route.layout == layout else {
                 throw ValidationError("--route-change to \(change.route) needs \(change.route.layout.rawValue), "
                     + "but the file is \(layout.rawValue); a file keeps its channels")
