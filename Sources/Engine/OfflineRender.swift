@@ -134,26 +134,36 @@ public struct RouteChange: Sendable, Equatable {
     /// The frame it is taken on.
     public var frame: Int { Room.frame(atSeconds: seconds) }
 
-    /// Why a render of `frames` frames cannot take `changes` as asked, if it cannot: one falls at or
-    /// after its end, or two fall in one of the engine's blocks, which takes one route change a block.
-    public static func problem(in changes: [RouteChange], renderingFrames frames: Int) -> String? {
+    /// Why a render of `frames` frames cannot take `changes` as asked, if it cannot.
+    public static func problem(in changes: [RouteChange], renderingFrames frames: Int) -> RouteChangeProblem? {
         if let late = changes.first(where: { $0.frame >= frames }) {
-            let seconds = Double(frames) / Double(Room.sampleRate)
-            return "--route-change at \(late.seconds) s is not inside the \(seconds) s rendered"
+            return .outside(late, renderSeconds: Double(frames) / Double(Room.sampleRate))
         }
         let inOrder = changes.sorted { $0.frame < $1.frame }
         let block = RoomEngine.blockFrames
         if let (first, second) = zip(inOrder, inOrder.dropFirst()).first(where: { $0.frame / block == $1.frame / block }) {
-            return "--route-change at \(first.seconds) s and at \(second.seconds) s fall in one of the engine's "
-                + "\(block * 1000 / Room.sampleRate) ms blocks, which takes one route change a block"
+            return .sharingABlock(first, second)
         }
         return nil
     }
 }
 
-/// Route changes a render cannot take as asked (`RouteChange.problem(in:renderingFrames:)`).
-public struct RouteChangeTimingError: Error, CustomStringConvertible {
-    public let description: String
+/// Why a render cannot take its route changes as asked.
+public enum RouteChangeProblem: Error, Equatable, CustomStringConvertible {
+    /// The change falls at or after the end of a render this long.
+    case outside(RouteChange, renderSeconds: Double)
+    /// The two fall in one of the engine's blocks, which takes one route change a block.
+    case sharingABlock(RouteChange, RouteChange)
+
+    public var description: String {
+        switch self {
+        case let .outside(change, seconds):
+            "a route change at \(change.seconds) s is not inside the \(seconds) s rendered"
+        case let .sharingABlock(first, second):
+            "route changes at \(first.seconds) s and at \(second.seconds) s fall in one of the engine's "
+                + "\(RoomEngine.blockFrames * 1000 / Room.sampleRate) ms blocks, which takes one route change a block"
+        }
+    }
 }
 
 /// What the voice session hears offline, besides the room's own settings.
@@ -225,7 +235,7 @@ public enum OfflineRender {
     ///   - voice: the voice session's inputs: microphone, echo path, prompts.
     ///   - routeChanges: taken on their exact frame, each crossfaded; every
     ///     route must have the first route's channel count, each must fall inside the
-    ///     render, and no two in one block (`RouteChangeTimingError`).
+    ///     render, and no two in one block (`RouteChangeProblem`).
     ///   - events: called with each event as the render makes it.
     ///   - blocks: called with each block once it is rendered and played, before
     ///     the next is rendered.
@@ -238,9 +248,7 @@ public enum OfflineRender {
                            blocks: (RenderedBlock) -> Void = { _ in },
                            progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
         let totalFrames = Room.frame(atSeconds: seconds)
-        if let problem = RouteChange.problem(in: routeChanges, renderingFrames: totalFrames) {
-            throw RouteChangeTimingError(description: problem)
-        }
+        if let problem = RouteChange.problem(in: routeChanges, renderingFrames: totalFrames) { throw problem }
         var microphone: AudioSource?
         var microphoneName = "none"
         if let path = voice.microphonePath {

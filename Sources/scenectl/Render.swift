@@ -66,13 +66,12 @@ struct Render: ParsableCommand {
     var memoryBudget = MemoryBudget.standard
 
     static let defaultSeconds = 10.0
-    static let longestSeconds = SceneDescription.longestDuration
 
     /// `--seconds`, refused in terms of what was written: `1e-400` reads as 0.
     static func parseSeconds(_ text: String) throws -> Double {
         guard let seconds = TimedArgument.decimal(text) else { throw ValidationError("not a number of seconds, such as 90 or 2.5") }
-        guard seconds >= 0 && seconds <= longestSeconds else {
-            throw ValidationError("expected more than 0 and at most \(Int(longestSeconds)) s")
+        guard seconds >= 0 && seconds <= SceneDescription.longestDuration else {
+            throw ValidationError("expected more than 0 and at most \(Int(SceneDescription.longestDuration)) s")
         }
         guard Room.frame(atSeconds: seconds) >= 1 else {
             throw ValidationError("less than one sample at \(Room.sampleRate) Hz; nothing would be rendered")
@@ -85,7 +84,7 @@ struct Render: ParsableCommand {
             throw ValidationError("--out must name a .wav or .flac file, got \"\(out)\"")
         }
         if let problem = RouteChange.problem(in: routeChanges, renderingFrames: seconds.map(Room.frame(atSeconds:)) ?? .max) {
-            throw ValidationError(problem)
+            throw ValidationError("--route-change: \(problem)")
         }
         if let format, (format == .flac) != (implied == .flac) {
             throw ValidationError("--format \(format) does not fit the file name \"\(out)\"")
@@ -112,7 +111,7 @@ struct Render: ParsableCommand {
         let format = format ?? AudioFileFormat(path: out)!
         let layout = (route ?? room.requestedRoute).layout
         if let problem = RouteChange.problem(in: routeChanges, renderingFrames: Room.frame(atSeconds: seconds)) {
-            throw ValidationError(problem)
+            throw ValidationError("--route-change: \(problem)")
         }
         for change in routeChanges {
             guard change.route.layout == layout else {

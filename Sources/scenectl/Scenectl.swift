@@ -87,8 +87,8 @@ enum TimedArgument {
             throw ValidationError("\"\(parts[0])\" is not a time: expected seconds on the room's timeline, 0 or more")
         }
         // Checked here, before any frame is counted from it: 2e14 s of frames is more than an Int holds.
-        guard seconds <= Render.longestSeconds else {
-            throw ValidationError("\"\(parts[0])\" is later than any render reaches (\(Int(Render.longestSeconds)) s)")
+        guard seconds <= SceneDescription.longestDuration else {
+            throw ValidationError("\"\(parts[0])\" is later than any render reaches (\(Int(SceneDescription.longestDuration)) s)")
         }
         return (seconds, parts[0], parts[1])
     }

@@ -176,12 +176,12 @@ final class RenderFolder {
         (["--route-change", "1:surround51"], "a file keeps its channels"),
         (["--route-change", "9:speakers", "--seconds", "2"], "is not inside the 2.0 s rendered"),
         // The scene's own 3 s, and a change that rounds to the last frame's end.
-        (["--route-change", "3:speakers"], "--route-change at 3.0 s is not inside the 3.0 s rendered"),
-        (["--route-change", "0.0099999:speakers", "--seconds", "0.01"], "--route-change at 0.0099999 s is not inside the 0.01 s rendered"),
+        (["--route-change", "3:speakers"], "--route-change: a route change at 3.0 s is not inside the 3.0 s rendered"),
+        (["--route-change", "0.0099999:speakers", "--seconds", "0.01"], "--route-change: a route change at 0.0099999 s is not inside the 0.01 s rendered"),
         // One block takes one change: a second would slip to a later block, or off the end.
         (["--route-change", "1.002:speakers", "--route-change", "1.001:headphones"],
-         "--route-change at 1.001 s and at 1.002 s fall in one of the engine's 10 ms blocks, which takes one route change a block"),
-        (["--route-change", "1:speakers", "--route-change", "1:speakers"], "--route-change at 1.0 s and at 1.0 s fall in one"),
+         "--route-change: route changes at 1.001 s and at 1.002 s fall in one of the engine's 10 ms blocks, which takes one route change a block"),
+        (["--route-change", "1:speakers", "--route-change", "1:speakers"], "route changes at 1.0 s and at 1.0 s fall in one"),
         (["--route-change", "soon:speakers"], "'soon:speakers' is invalid for '--route-change <route-change>': \"soon\" is not a time"),
         (["--route-change", "1:nosuch"], "\"nosuch\" is not a route; the routes are auto, headphones,"),
         (["--route-change", "0:speakers"], "a route at 0 s is the starting route: give it as --route"),
