@@ -155,6 +155,7 @@ public enum RouteChangeProblem: Error, Equatable, CustomStringConvertible {
     /// The two fall in one of the engine's blocks, which takes one route change a block.
     case sharingABlock(RouteChange, RouteChange)
 
+    /// The problem in the engine's words, without the option that asked for the changes.
     public var description: String {
         switch self {
         case let .outside(change, seconds):
