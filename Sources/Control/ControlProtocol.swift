@@ -124,12 +124,12 @@ public struct ControlService: Sendable {
             return [:]
         case "move":
             let id = try args.string("id")
-            try session.move(id, to: try args.position("position"), overMilliseconds: try args.number("overMs", in: 0...600_000) ?? 0)
+            try session.move(id, to: try args.position("position"), overMilliseconds: try args.number("overMs", in: 0...RoomSession.longestGlideMilliseconds) ?? 0)
             return [:]
         case "moves":
             let positions = try args.positions("sources")
             do {
-                try session.move(positions, overMilliseconds: try args.number("overMs", in: 0...600_000) ?? 0)
+                try session.move(positions, overMilliseconds: try args.number("overMs", in: 0...RoomSession.longestGlideMilliseconds) ?? 0)
             } catch let refusal as RoomSession.MovesRefusal {
                 throw args.refuse("sources.\(refusal.id)", args.entry("sources", refusal.id), refusal.description)
             }

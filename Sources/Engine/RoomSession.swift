@@ -369,6 +369,9 @@ public final class RoomSession: @unchecked Sendable {
         }
     }
 
+    /// The longest glide a move takes, in milliseconds: ten minutes.
+    public static let longestGlideMilliseconds = 600_000.0
+
     /// Glides the source from where it is now to `position` over `overMilliseconds`.
     public func move(_ id: String, to position: Position, overMilliseconds: Double) throws {
         do {
@@ -381,8 +384,12 @@ public final class RoomSession: @unchecked Sendable {
     /// Glides every source in `positions` from where it is now to its
     /// position over `overMilliseconds`, all from the same frame: a game's
     /// tick. All or nothing: when any id is unknown or names a source
-    /// without a position, throws `MovesRefusal` and moves none.
+    /// without a position, throws `MovesRefusal` and moves none; a glide
+    /// time outside 0...`longestGlideMilliseconds` is refused first.
     public func move(_ positions: [String: Position], overMilliseconds: Double) throws {
+        guard (0...Self.longestGlideMilliseconds).contains(overMilliseconds) else {
+            throw SessionError.refused("a glide takes 0 to \(Int(Self.longestGlideMilliseconds)) ms, not \(overMilliseconds)")
+        }
         try lock.withLock {
             var planned: [PlannedMove] = []
             planned.reserveCapacity(positions.count)

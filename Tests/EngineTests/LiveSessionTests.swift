@@ -71,6 +71,16 @@ import Testing
                                     algorithm: algorithm)], route: route, reverb: reverb)
     }
 
+    /// A glide time no frame count can hold (NaN, or longer than the session allows) is refused, and
+    /// the source stays where it plays: the next good move is heard as ever.
+    @Test func aMoveWithAnImpossibleGlideIsRefusedAndMovesNothing() throws {
+        let driver = try Driver(Self.room(azimuth: -90))
+        for over in [Double.nan, -1, .infinity, 600_001, 1e300] {
+            #expect(throws: SessionError.self) { try driver.session.move("noise", to: Fixture.position(azimuth: 90), overMilliseconds: over) }
+        }
+        try driver.expectLeftToRight { try driver.session.move("noise", to: Fixture.position(azimuth: 90), overMilliseconds: 0) }
+    }
+
     @Test func aMoveRightAfterAForcedRouteChangeIsHeardOnTheNewSide() throws {
         let driver = try Driver(Self.room(azimuth: -90))
         driver.render(blocks: 20)
